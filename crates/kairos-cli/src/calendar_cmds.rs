@@ -1,0 +1,160 @@
+//! `occurrences`, `alarms` and `export`: the JSON contract scripts rely on.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use chrono::{DateTime, NaiveDate, TimeZone, Utc};
+use chrono_tz::Tz;
+use kairos_core::model::Calendar;
+use kairos_core::{Limits, alarms, ics, query};
+use serde::Serialize;
+
+/// A file and a window.
+#[derive(clap::Args)]
+pub struct WindowArgs {
+    /// An iCalendar file (`-` for standard input).
+    pub file: PathBuf,
+    /// Window start (inclusive), RFC 3339, e.g. 2026-01-01T00:00:00Z.
+    #[arg(long)]
+    pub from: String,
+    /// Window end (exclusive), RFC 3339.
+    #[arg(long)]
+    pub to: String,
+    /// Zone for floating times and all-day dates (default: the system zone).
+    #[arg(long)]
+    pub tz: Option<String>,
+}
+
+/// A file to normalise.
+#[derive(clap::Args)]
+pub struct ExportArgs {
+    /// An iCalendar file (`-` for standard input).
+    pub file: PathBuf,
+}
+
+/// Reads and parses a calendar file within the core's size limit.
+pub fn load(path: &Path) -> Result<Calendar> {
+    let limits = Limits::default();
+    let mut bytes = Vec::new();
+    let shown = path.display();
+    if path.as_os_str() == "-" {
+        std::io::stdin()
+            .take(limits.max_file_bytes as u64 + 1)
+            .read_to_end(&mut bytes)
+            .context("reading standard input")?;
+    } else {
+        let file = std::fs::File::open(path).with_context(|| format!("cannot open {shown}"))?;
+        file.take(limits.max_file_bytes as u64 + 1)
+            .read_to_end(&mut bytes)
+            .with_context(|| format!("reading {shown}"))?;
+    }
+    ics::parse_calendar(&bytes, &limits).with_context(|| format!("{shown}"))
+}
+
+/// The zone for floating times: `--tz`, else the system's, else UTC.
+pub fn floating_zone(arg: Option<&str>) -> Result<Tz> {
+    if let Some(name) = arg {
+        return name
+            .parse::<Tz>()
+            .map_err(|_| anyhow::anyhow!("--tz {name:?} is not an IANA time zone name"));
+    }
+    Ok(iana_time_zone::get_timezone()
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(Tz::UTC))
+}
+
+/// An RFC 3339 instant, or a bare date (its midnight in `tz`).
+pub fn instant(flag: &str, s: &str, tz: Tz) -> Result<DateTime<Utc>> {
+    if let Ok(t) = DateTime::parse_from_rfc3339(s.trim()) {
+        return Ok(t.with_timezone(&Utc));
+    }
+    if let Ok(d) = NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d") {
+        if let Some(t) = tz
+            .from_local_datetime(&d.and_time(chrono::NaiveTime::MIN))
+            .earliest()
+        {
+            return Ok(t.with_timezone(&Utc));
+        }
+    }
+    bail!("{flag} {s:?} is not an RFC 3339 instant such as 2026-01-01T00:00:00Z")
+}
+
+fn window(a: &WindowArgs) -> Result<(Calendar, DateTime<Utc>, DateTime<Utc>, Tz)> {
+    let tz = floating_zone(a.tz.as_deref())?;
+    let from = instant("--from", &a.from, tz)?;
+    let to = instant("--to", &a.to, tz)?;
+    Ok((load(&a.file)?, from, to, tz))
+}
+
+#[derive(Serialize)]
+struct OccurrenceOut {
+    uid: String,
+    recurrence_id: Option<String>,
+    summary: Option<String>,
+    start: String,
+    end: Option<String>,
+    all_day: bool,
+}
+
+#[derive(Serialize)]
+struct AlarmOut {
+    uid: String,
+    occurrence_start: String,
+    trigger: String,
+    action: String,
+    summary: Option<String>,
+}
+
+fn print_json(value: &impl Serialize) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value)?;
+    writeln!(out)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// `kairos occurrences`.
+pub fn occurrences(a: &WindowArgs) -> Result<()> {
+    let (cal, from, to, tz) = window(a)?;
+    let occs = query::occurrences(&cal, from, to, tz, &Limits::default())?;
+    let out: Vec<OccurrenceOut> = occs
+        .iter()
+        .map(|o| OccurrenceOut {
+            uid: o.event.uid.clone(),
+            recurrence_id: o.recurrence_id.map(|r| r.display(tz)),
+            summary: o.event.summary.clone(),
+            start: o.start.display(tz),
+            end: o.end.map(|e| e.display(tz)),
+            all_day: o.all_day(),
+        })
+        .collect();
+    print_json(&out)
+}
+
+/// `kairos alarms`.
+pub fn alarms(a: &WindowArgs) -> Result<()> {
+    let (cal, from, to, tz) = window(a)?;
+    let hits = alarms::alarms(&cal, from, to, tz, &Limits::default())?;
+    let out: Vec<AlarmOut> = hits
+        .iter()
+        .map(|h| AlarmOut {
+            uid: h.occurrence.event.uid.clone(),
+            occurrence_start: h.occurrence.start.display(tz),
+            trigger: h.trigger.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+            action: h.alarm.action.clone(),
+            summary: h.occurrence.event.summary.clone(),
+        })
+        .collect();
+    print_json(&out)
+}
+
+/// `kairos export`.
+pub fn export(a: &ExportArgs) -> Result<()> {
+    let cal = load(&a.file)?;
+    let mut out = std::io::stdout().lock();
+    out.write_all(ics::write_calendar(&cal, Utc::now()).as_bytes())?;
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,255 @@
+//! Alarm triggers (RFC 5545 §3.6.6, §3.8.6.3): every trigger instant of every
+//! alarm of every occurrence in a window, each with a stable instance key.
+
+use std::fmt;
+
+use chrono::{DateTime, Duration, Utc};
+use chrono_tz::Tz;
+
+use crate::error::{Error, Limits};
+use crate::model::{Alarm, Calendar, Related, Trigger};
+use crate::query::{Occurrence, Series, check_window, series, series_occurrences, too_many};
+use crate::time::{Dur, add};
+
+/// Identifies one reminder instance for ever: the same alarm of the same
+/// occurrence always gets the same key, whatever else changes in the file.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct InstanceKey {
+    /// Calendar name (or id) the event belongs to.
+    pub calendar: String,
+    /// Event `UID`.
+    pub uid: String,
+    /// Original start of the occurrence (`RECURRENCE-ID`): UTC `…Z`, or a date.
+    pub occurrence: String,
+    /// Alarm `UID`, or `#N` for the N-th `VALARM` (0-based) when it has none.
+    pub alarm: String,
+    /// 0 for the trigger itself, k for its k-th `REPEAT`.
+    pub repetition: u32,
+}
+
+fn escape(s: &str) -> String {
+    s.replace('%', "%25").replace('/', "%2F")
+}
+
+impl fmt::Display for InstanceKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}/{}/{}/{}",
+            escape(&self.calendar),
+            escape(&self.uid),
+            self.occurrence,
+            escape(&self.alarm)
+        )?;
+        if self.repetition > 0 {
+            write!(f, "/{}", self.repetition)?;
+        }
+        Ok(())
+    }
+}
+
+/// One trigger of one alarm of one occurrence.
+#[derive(Debug, Clone)]
+pub struct AlarmHit<'a> {
+    /// The occurrence it belongs to.
+    pub occurrence: Occurrence<'a>,
+    /// Position of the alarm among the component's `VALARM`s.
+    pub index: usize,
+    /// The alarm.
+    pub alarm: &'a Alarm,
+    /// 0 for the trigger, k for the k-th repetition.
+    pub repetition: u32,
+    /// When it goes off.
+    pub trigger: DateTime<Utc>,
+}
+
+impl AlarmHit<'_> {
+    /// The instance key within `calendar`.
+    #[must_use]
+    pub fn key(&self, calendar: &str) -> InstanceKey {
+        let occ = self
+            .occurrence
+            .recurrence_id
+            .unwrap_or(self.occurrence.start);
+        let occurrence = match occ.date {
+            Some(d) => d.format("%Y-%m-%d").to_string(),
+            None => occ.instant.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        };
+        InstanceKey {
+            calendar: calendar.to_owned(),
+            uid: self.occurrence.event.uid.clone(),
+            occurrence,
+            alarm: self
+                .alarm
+                .uid
+                .clone()
+                .unwrap_or_else(|| format!("#{}", self.index)),
+            repetition: self.repetition,
+        }
+    }
+}
+
+/// Every trigger instant of `alarm` for `occ`, first the trigger, then repeats.
+pub fn triggers(occ: &Occurrence<'_>, alarm: &Alarm, floating: Tz) -> Vec<DateTime<Utc>> {
+    let base = match alarm.trigger {
+        Trigger::Absolute(t) => t,
+        Trigger::Relative {
+            offset,
+            related: Related::Start,
+        } => add(occ.start.instant, offset, occ.start.zone, floating),
+        Trigger::Relative {
+            offset,
+            related: Related::End,
+        } => {
+            // No end given: an all-day event lasts a day, a timed one no time
+            // (RFC 5545 §3.6.1).
+            let end = occ.end.map_or_else(
+                || {
+                    if occ.all_day() {
+                        add(
+                            occ.start.instant,
+                            Dur { days: 1, secs: 0 },
+                            occ.start.zone,
+                            floating,
+                        )
+                    } else {
+                        occ.start.instant
+                    }
+                },
+                |e| e.instant,
+            );
+            add(end, offset, occ.start.zone, floating)
+        }
+    };
+    let mut out = vec![base];
+    if let Some(step) = alarm.interval {
+        let zone = occ.start.zone;
+        out.extend((1..=alarm.repeat).map(|k| add(base, step.times(i64::from(k)), zone, floating)));
+    }
+    out
+}
+
+/// How far before/after an occurrence's start its relative alarms may go off.
+fn reach(s: &Series<'_>) -> (Duration, Duration) {
+    let (mut lo, mut hi) = (Duration::zero(), Duration::zero());
+    for ev in s.master.iter().chain(s.overrides.iter()) {
+        let len = match ev.end {
+            Some(crate::model::End::For(d)) => d.approx(),
+            Some(crate::model::End::At(w)) => w.instant(Tz::UTC) - ev.start.instant(Tz::UTC),
+            None => Duration::days(1),
+        };
+        for a in &ev.alarms {
+            if let Trigger::Relative { offset, related } = a.trigger {
+                let base = offset.approx()
+                    + if related == Related::End {
+                        len
+                    } else {
+                        Duration::zero()
+                    };
+                let span = a
+                    .interval
+                    .map_or(Duration::zero(), |i| i.times(i64::from(a.repeat)).approx());
+                lo = lo.min(base).min(base + span);
+                hi = hi.max(base).max(base + span);
+            }
+        }
+    }
+    // Nominal days and zone offsets can stretch a day by a few hours.
+    (lo - Duration::days(2), hi + Duration::days(2))
+}
+
+/// Every alarm trigger in `[from, to)`, sorted by trigger, then UID.
+///
+/// Absolute triggers belong to the component that carries them and go off once,
+/// not once per occurrence (§3.8.6.3).
+///
+/// # Errors
+/// An inverted window, or a result or expansion beyond `limits`.
+pub fn alarms<'a>(
+    cal: &'a Calendar,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    floating: Tz,
+    limits: &Limits,
+) -> Result<Vec<AlarmHit<'a>>, Error> {
+    check_window(from, to)?;
+    let mut out = Vec::new();
+    for s in series(cal) {
+        let (lo, hi) = reach(&s);
+        let mut occs = Vec::new();
+        series_occurrences(&s, from - hi, to - lo, floating, limits, &mut occs)?;
+        for occ in &occs {
+            // Absolute alarms of a master are counted once, with its first
+            // occurrence (below), not with every occurrence.
+            let inherited = s.master.is_some_and(|m| std::ptr::eq(m, occ.event));
+            push_hits(
+                occ,
+                from,
+                to,
+                floating,
+                |a| !(inherited && matches!(a.trigger, Trigger::Absolute(_))),
+                &mut out,
+            );
+        }
+        if let Some(master) = s.master {
+            let first = crate::query::first_occurrence(master, floating);
+            push_hits(
+                &first,
+                from,
+                to,
+                floating,
+                |a| matches!(a.trigger, Trigger::Absolute(_)),
+                &mut out,
+            );
+        }
+        if out.len() > limits.max_results {
+            return Err(too_many(limits));
+        }
+    }
+    out.sort_by(|a, b| {
+        (
+            a.trigger,
+            &a.occurrence.event.uid,
+            a.occurrence.start.instant,
+            a.index,
+            a.repetition,
+        )
+            .cmp(&(
+                b.trigger,
+                &b.occurrence.event.uid,
+                b.occurrence.start.instant,
+                b.index,
+                b.repetition,
+            ))
+    });
+    Ok(out)
+}
+
+fn push_hits<'a>(
+    occ: &Occurrence<'a>,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    floating: Tz,
+    wanted: impl Fn(&Alarm) -> bool,
+    out: &mut Vec<AlarmHit<'a>>,
+) {
+    for (index, alarm) in occ
+        .event
+        .alarms
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| wanted(a))
+    {
+        for (repetition, trigger) in (0u32..).zip(triggers(occ, alarm, floating)) {
+            if trigger >= from && trigger < to {
+                out.push(AlarmHit {
+                    occurrence: *occ,
+                    index,
+                    alarm,
+                    repetition,
+                    trigger,
+                });
+            }
+        }
+    }
+}

@@ -1,0 +1,334 @@
+//! RFC 5545 §3.1 content lines: unfolding, `NAME;PARAM=V:VALUE` splitting, and the
+//! `BEGIN`/`END` component tree, each piece remembering the line it came from so
+//! every later error can name it.
+//!
+//! This layer knows nothing of what properties mean; `ics::import` does.
+
+use crate::error::{Error, Limits};
+
+/// One parameter of a content line: `TZID=Europe/Berlin`, `MEMBER="a","b"`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Param {
+    /// Upper-cased parameter name.
+    pub name: String,
+    /// Values, quotes removed, in file order.
+    pub values: Vec<String>,
+}
+
+/// An unfolded content line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Property {
+    /// 1-based line number of the first physical line, for error messages.
+    pub line: usize,
+    /// Upper-cased property name (`DTSTART`, `X-WR-CALNAME`).
+    pub name: String,
+    /// Parameters in file order.
+    pub params: Vec<Param>,
+    /// The raw value, still escaped (unescaping depends on the value type).
+    pub value: String,
+}
+
+impl Property {
+    /// The first value of parameter `name` (upper-case), if present.
+    #[must_use]
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .find(|p| p.name == name)
+            .and_then(|p| p.values.first())
+            .map(String::as_str)
+    }
+}
+
+/// A `BEGIN:X … END:X` block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Component {
+    /// Upper-cased component name (`VEVENT`).
+    pub name: String,
+    /// Line of the `BEGIN`.
+    pub line: usize,
+    /// Properties in file order.
+    pub props: Vec<Property>,
+    /// Nested components in file order.
+    pub children: Vec<Component>,
+}
+
+impl Component {
+    /// The first property called `name`.
+    #[must_use]
+    pub fn prop(&self, name: &str) -> Option<&Property> {
+        self.props.iter().find(|p| p.name == name)
+    }
+
+    /// Every property called `name`.
+    pub fn props_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Property> + 'a {
+        self.props.iter().filter(move |p| p.name == name)
+    }
+}
+
+/// Splits `input` into unfolded logical lines with their starting line numbers.
+///
+/// Accepts CRLF and bare LF; a line starting with a space or tab continues the
+/// previous one (RFC 5545 §3.1). A continuation before any line is an error.
+fn unfold(input: &str, limits: &Limits) -> Result<Vec<(usize, String)>, Error> {
+    let mut out: Vec<(usize, String)> = Vec::new();
+    for (idx, raw) in input.split('\n').enumerate() {
+        let line_no = idx + 1;
+        let raw = raw.strip_suffix('\r').unwrap_or(raw);
+        if let Some(rest) = raw.strip_prefix([' ', '\t']) {
+            let Some((_, last)) = out.last_mut() else {
+                return Err(Error::syntax(
+                    line_no,
+                    "a folded continuation line comes before any property",
+                ));
+            };
+            if last.len() + rest.len() > limits.max_line_bytes {
+                return Err(Error::syntax(
+                    line_no,
+                    format!(
+                        "a content line is longer than {} bytes",
+                        limits.max_line_bytes
+                    ),
+                ));
+            }
+            last.push_str(rest);
+        } else if raw.trim().is_empty() {
+            // Blank lines are not allowed by the RFC but are common at the end of
+            // files; skipping them loses nothing.
+        } else {
+            if raw.len() > limits.max_line_bytes {
+                return Err(Error::syntax(
+                    line_no,
+                    format!(
+                        "a content line is longer than {} bytes",
+                        limits.max_line_bytes
+                    ),
+                ));
+            }
+            out.push((line_no, raw.to_owned()));
+        }
+    }
+    Ok(out)
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '-'
+}
+
+/// Parses one unfolded line into a [`Property`].
+fn parse_line(line: usize, text: &str) -> Result<Property, Error> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let name_end = text.find(|c: char| !is_name_char(c)).unwrap_or(text.len());
+    let name = &text[..name_end];
+    if name.is_empty() {
+        return Err(Error::syntax(
+            line,
+            format!("expected a property name, found {:?}", preview(text)),
+        ));
+    }
+    let name = name.to_ascii_uppercase();
+    let mut rest = &text[name_end..];
+    let mut params = Vec::new();
+    while let Some(after) = rest.strip_prefix(';') {
+        let pname_end = after
+            .find(|c: char| !is_name_char(c))
+            .unwrap_or(after.len());
+        let pname = after[..pname_end].to_ascii_uppercase();
+        let Some(mut vals) = after[pname_end..].strip_prefix('=') else {
+            return Err(Error::property(
+                line,
+                &name,
+                format!("parameter {pname:?} has no '=value'"),
+            ));
+        };
+        if pname.is_empty() {
+            return Err(Error::property(line, &name, "empty parameter name"));
+        }
+        let mut values = Vec::new();
+        loop {
+            if let Some(q) = vals.strip_prefix('"') {
+                let Some(close) = q.find('"') else {
+                    return Err(Error::property(
+                        line,
+                        &name,
+                        format!("parameter {pname} has an unterminated quote"),
+                    ));
+                };
+                values.push(q[..close].to_owned());
+                vals = &q[close + 1..];
+            } else {
+                let end = vals.find([',', ';', ':']).unwrap_or(vals.len());
+                values.push(vals[..end].to_owned());
+                vals = &vals[end..];
+            }
+            match vals.strip_prefix(',') {
+                Some(more) => vals = more,
+                None => break,
+            }
+        }
+        params.push(Param {
+            name: pname,
+            values,
+        });
+        rest = vals;
+    }
+    let Some(value) = rest.strip_prefix(':') else {
+        return Err(Error::property(line, &name, "missing ':' before the value"));
+    };
+    Ok(Property {
+        line,
+        name,
+        params,
+        value: value.to_owned(),
+    })
+}
+
+fn preview(s: &str) -> String {
+    s.chars().take(40).collect()
+}
+
+/// Parses a whole iCalendar stream into its top-level components.
+///
+/// # Errors
+/// Non-UTF-8 text, a malformed line, `BEGIN` without `END` (or the reverse), nesting
+/// or component counts past `limits`.
+pub fn parse(input: &[u8], limits: &Limits) -> Result<Vec<Component>, Error> {
+    if input.len() > limits.max_file_bytes {
+        return Err(Error::Limit(format!(
+            "the file is {} bytes; the limit is {} bytes",
+            input.len(),
+            limits.max_file_bytes
+        )));
+    }
+    let text = std::str::from_utf8(input).map_err(|e| {
+        let line = input[..e.valid_up_to()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1;
+        Error::syntax(line, "the file is not valid UTF-8 text")
+    })?;
+    let mut stack: Vec<Component> = Vec::new();
+    let mut top = Vec::new();
+    let mut count = 0usize;
+    for (line, text) in unfold(text, limits)? {
+        let prop = parse_line(line, &text)?;
+        match prop.name.as_str() {
+            "BEGIN" => {
+                let name = prop.value.trim().to_ascii_uppercase();
+                if name.is_empty() || !name.chars().all(is_name_char) {
+                    return Err(Error::property(
+                        line,
+                        "BEGIN",
+                        format!("invalid component name {:?}", preview(&prop.value)),
+                    ));
+                }
+                count += 1;
+                if count > limits.max_components {
+                    return Err(Error::Limit(format!(
+                        "more than {} components in one file",
+                        limits.max_components
+                    )));
+                }
+                if stack.len() >= limits.max_depth {
+                    return Err(Error::syntax(
+                        line,
+                        format!("components nested deeper than {}", limits.max_depth),
+                    ));
+                }
+                stack.push(Component {
+                    name,
+                    line,
+                    props: Vec::new(),
+                    children: Vec::new(),
+                });
+            }
+            "END" => {
+                let name = prop.value.trim().to_ascii_uppercase();
+                let Some(done) = stack.pop() else {
+                    return Err(Error::property(
+                        line,
+                        "END",
+                        format!("END:{name} without a matching BEGIN"),
+                    ));
+                };
+                if done.name != name {
+                    return Err(Error::property(
+                        line,
+                        "END",
+                        format!(
+                            "END:{name} closes BEGIN:{} from line {}",
+                            done.name, done.line
+                        ),
+                    ));
+                }
+                match stack.last_mut() {
+                    Some(parent) => parent.children.push(done),
+                    None => top.push(done),
+                }
+            }
+            _ => match stack.last_mut() {
+                Some(c) => c.props.push(prop),
+                None => {
+                    return Err(Error::property(
+                        line,
+                        &prop.name,
+                        "property outside of any BEGIN:VCALENDAR",
+                    ));
+                }
+            },
+        }
+    }
+    if let Some(open) = stack.last() {
+        return Err(Error::syntax(
+            open.line,
+            format!("BEGIN:{} is never closed by END:{}", open.name, open.name),
+        ));
+    }
+    if top.is_empty() {
+        return Err(Error::syntax(
+            1,
+            "no BEGIN:VCALENDAR found: this is not an iCalendar file",
+        ));
+    }
+    Ok(top)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unfolds_and_splits_params_with_quotes() {
+        let ics = "BEGIN:VCALENDAR\r\nX-A;P=\"a:b\",c;Q=d:val\r\n ue:more\r\nEND:VCALENDAR\r\n";
+        let c = parse(ics.as_bytes(), &Limits::default()).expect("valid");
+        let p = &c[0].props[0];
+        assert_eq!(p.name, "X-A");
+        assert_eq!(p.params[0].values, vec!["a:b", "c"]);
+        assert_eq!(p.param("Q"), Some("d"));
+        assert_eq!(p.value, "value:more");
+    }
+
+    #[test]
+    fn begin_without_end_names_the_line() {
+        let ics = "BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:x\nEND:VCALENDAR\n";
+        let e = parse(ics.as_bytes(), &Limits::default()).expect_err("broken");
+        assert_eq!(
+            e.to_string(),
+            "line 4: END: END:VCALENDAR closes BEGIN:VEVENT from line 2"
+        );
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        for junk in [
+            &b"\xff\xfe\x00"[..],
+            b"   ",
+            b":::",
+            b" folded first",
+            b"BEGIN:\n",
+        ] {
+            assert!(parse(junk, &Limits::default()).is_err(), "{junk:?}");
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! The calendar model: what a calendar, an event and an alarm *are*, independent of
+//! the iCalendar text they were read from.
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use chrono_tz::Tz;
+
+use crate::recur::Rule;
+use crate::time::{Dur, resolve_local};
+
+/// Where a local date-time is anchored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Zone {
+    /// `…Z`: the local time *is* UTC.
+    Utc,
+    /// No zone: the same wall-clock time wherever the reader is (RFC 5545 form #1).
+    Floating,
+    /// An IANA zone (after mapping Windows/custom `TZID`s).
+    Tz(Tz),
+}
+
+/// A `DATE` or `DATE-TIME` value as written, before it is fixed to an instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    /// An all-day date.
+    Date(NaiveDate),
+    /// A wall-clock time in a zone.
+    DateTime {
+        /// The local (wall-clock) time.
+        local: NaiveDateTime,
+        /// The zone it is in.
+        zone: Zone,
+    },
+}
+
+impl When {
+    /// Is this a `DATE` (all-day) value?
+    #[must_use]
+    pub fn is_date(&self) -> bool {
+        matches!(self, When::Date(_))
+    }
+
+    /// The wall-clock value; a date is its midnight.
+    #[must_use]
+    pub fn local(&self) -> NaiveDateTime {
+        match *self {
+            When::Date(d) => d.and_time(chrono::NaiveTime::MIN),
+            When::DateTime { local, .. } => local,
+        }
+    }
+
+    /// The zone the wall-clock value is in; dates float.
+    #[must_use]
+    pub fn zone(&self) -> Zone {
+        match *self {
+            When::Date(_) => Zone::Floating,
+            When::DateTime { zone, .. } => zone,
+        }
+    }
+
+    /// The instant this value denotes, with floating times (and dates) read in
+    /// `floating`. Non-existent and ambiguous local times follow RFC 5545 §3.3.5.
+    #[must_use]
+    pub fn instant(&self, floating: Tz) -> DateTime<Utc> {
+        resolve_local(self.local(), self.zone(), floating)
+    }
+}
+
+/// How an event's end is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    /// `DTEND`.
+    At(When),
+    /// `DURATION`.
+    For(Dur),
+}
+
+/// What an alarm's `TRIGGER` is measured from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Related {
+    /// `RELATED=START` (the default).
+    Start,
+    /// `RELATED=END`.
+    End,
+}
+
+/// An alarm's `TRIGGER`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    /// A duration before (negative) or after the occurrence's start or end.
+    Relative {
+        /// Signed offset; days are nominal (wall-clock), hours and less exact.
+        offset: Dur,
+        /// Start or end of the occurrence.
+        related: Related,
+    },
+    /// `TRIGGER;VALUE=DATE-TIME:…Z`: one fixed instant.
+    Absolute(DateTime<Utc>),
+}
+
+/// A property kept only so that export can write it back (X- and unknown
+/// properties, RFC 5545 §3.8.8.2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawProperty {
+    /// The content line exactly as it was unfolded: `X-FOO;P=1:value`.
+    pub line: String,
+}
+
+/// A `VALARM`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Alarm {
+    /// The alarm's `UID` (RFC 9074), if any; otherwise it is known by its index.
+    pub uid: Option<String>,
+    /// `ACTION`: `DISPLAY`, `AUDIO`, `EMAIL`, or another token, upper-cased.
+    pub action: String,
+    /// When it goes off.
+    pub trigger: Trigger,
+    /// Extra repetitions after the first (`REPEAT`).
+    pub repeat: u32,
+    /// Time between repetitions (`DURATION`); present iff `repeat > 0`.
+    pub interval: Option<Dur>,
+    /// `DESCRIPTION`.
+    pub description: Option<String>,
+    /// `SUMMARY` (e-mail alarms).
+    pub summary: Option<String>,
+    /// RFC 9074 `ACKNOWLEDGED`: triggers at or before this instant were handled.
+    pub acknowledged: Option<DateTime<Utc>>,
+    /// RFC 9074 `RELATED-TO;RELTYPE=SNOOZE`: the alarm this one snoozes.
+    pub snooze_of: Option<String>,
+    /// Unknown properties, kept for export.
+    pub extra: Vec<RawProperty>,
+}
+
+/// A `VEVENT`: either a series master (or single event) or an override of one
+/// occurrence (`recurrence_id` set).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// `UID`.
+    pub uid: String,
+    /// `RECURRENCE-ID`: which occurrence of the series this component replaces.
+    pub recurrence_id: Option<When>,
+    /// `RECURRENCE-ID;RANGE=THISANDFUTURE`: it also replaces all later ones.
+    pub this_and_future: bool,
+    /// `SUMMARY`.
+    pub summary: Option<String>,
+    /// `DESCRIPTION`.
+    pub description: Option<String>,
+    /// `LOCATION`.
+    pub location: Option<String>,
+    /// `STATUS` (upper-cased): `CANCELLED` overrides remove their occurrence.
+    pub status: Option<String>,
+    /// `SEQUENCE`.
+    pub sequence: i64,
+    /// `DTSTART`.
+    pub start: When,
+    /// `DTEND` or `DURATION`, if given.
+    pub end: Option<End>,
+    /// `RRULE`s, validated at import (several are legal, if deprecated).
+    pub rrules: Vec<Rule>,
+    /// `EXRULE`s (deprecated by RFC 5545 but still written by some producers).
+    pub exrules: Vec<Rule>,
+    /// `RDATE` values (periods keep their start).
+    pub rdates: Vec<When>,
+    /// `EXDATE` values.
+    pub exdates: Vec<When>,
+    /// `VALARM`s in file order; the index is their identity when they have no UID.
+    pub alarms: Vec<Alarm>,
+    /// Unknown properties, kept for export.
+    pub extra: Vec<RawProperty>,
+}
+
+impl Event {
+    /// Is this event part of a recurring series (a master with rules or dates, or
+    /// an override of one occurrence)?
+    #[must_use]
+    pub fn is_recurring(&self) -> bool {
+        !self.rrules.is_empty() || !self.rdates.is_empty() || self.recurrence_id.is_some()
+    }
+}
+
+/// A calendar: a named set of events (one `VCALENDAR`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Calendar {
+    /// `X-WR-CALNAME` or a name given at import.
+    pub name: Option<String>,
+    /// Events in file order.
+    pub events: Vec<Event>,
+    /// Unknown calendar-level properties, kept for export.
+    pub extra: Vec<RawProperty>,
+}

@@ -1,0 +1,331 @@
+//! Window queries over a calendar: the occurrences whose start lies in
+//! `[from, to)`, with overrides (`RECURRENCE-ID`, incl. `RANGE=THISANDFUTURE`)
+//! applied.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Duration, NaiveDate, Utc};
+use chrono_tz::Tz;
+
+use crate::error::{Error, Limits};
+use crate::model::{Calendar, End, Event, When, Zone};
+use crate::recur::originals;
+use crate::time::{add, rfc3339};
+
+/// A point in time together with how it should be shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Moment {
+    /// The instant (an all-day date is its midnight in the floating zone).
+    pub instant: DateTime<Utc>,
+    /// The zone the value was written in.
+    pub zone: Zone,
+    /// For all-day values, the date itself.
+    pub date: Option<NaiveDate>,
+}
+
+impl Moment {
+    /// `YYYY-MM-DD` for dates, RFC 3339 with the zone's offset otherwise.
+    #[must_use]
+    pub fn display(&self, floating: Tz) -> String {
+        match self.date {
+            Some(d) => d.format("%Y-%m-%d").to_string(),
+            None => rfc3339(self.instant, self.zone, floating),
+        }
+    }
+
+    fn of_date(d: NaiveDate, floating: Tz) -> Self {
+        Self {
+            instant: When::Date(d).instant(floating),
+            zone: Zone::Floating,
+            date: Some(d),
+        }
+    }
+}
+
+/// One occurrence of an event.
+#[derive(Debug, Clone, Copy)]
+pub struct Occurrence<'a> {
+    /// The component whose summary, alarms, etc. apply: the override if there
+    /// is one, otherwise the master.
+    pub event: &'a Event,
+    /// The original start, for occurrences of recurring series.
+    pub recurrence_id: Option<Moment>,
+    /// Actual start.
+    pub start: Moment,
+    /// Actual end, when the event gives one (`DTEND` or `DURATION`).
+    pub end: Option<Moment>,
+}
+
+impl Occurrence<'_> {
+    /// Is this an all-day occurrence?
+    #[must_use]
+    pub fn all_day(&self) -> bool {
+        self.start.date.is_some()
+    }
+}
+
+/// A master event and the components that override its occurrences.
+pub(crate) struct Series<'a> {
+    pub master: Option<&'a Event>,
+    pub overrides: Vec<&'a Event>,
+}
+
+/// Groups a calendar's events by UID. Overrides without a master stand alone.
+pub(crate) fn series(cal: &Calendar) -> Vec<Series<'_>> {
+    let mut out: Vec<Series<'_>> = Vec::new();
+    let mut by_uid: HashMap<&str, usize> = HashMap::new();
+    for ev in cal.events.iter().filter(|e| e.recurrence_id.is_none()) {
+        by_uid.entry(&ev.uid).or_insert(out.len());
+        out.push(Series {
+            master: Some(ev),
+            overrides: Vec::new(),
+        });
+    }
+    for ev in cal.events.iter().filter(|e| e.recurrence_id.is_some()) {
+        match by_uid.get(ev.uid.as_str()) {
+            Some(&i) => out[i].overrides.push(ev),
+            None => out.push(Series {
+                master: None,
+                overrides: vec![ev],
+            }),
+        }
+    }
+    out
+}
+
+/// The start of an event component as a [`Moment`].
+fn start_of(ev: &Event, floating: Tz) -> Moment {
+    match ev.start {
+        When::Date(d) => Moment::of_date(d, floating),
+        w => Moment {
+            instant: w.instant(floating),
+            zone: w.zone(),
+            date: None,
+        },
+    }
+}
+
+/// The end of an occurrence of `ev` that starts at `start`: `DTEND` keeps its
+/// exact length from `DTSTART` (§3.8.5.3), `DURATION` its nominal one.
+fn end_for(ev: &Event, start: Moment, floating: Tz) -> Option<Moment> {
+    let own = start_of(ev, floating);
+    match (ev.end?, start.date) {
+        (End::At(When::Date(e)), Some(d)) => {
+            let days = (e - own.date.unwrap_or(e)).num_days();
+            Some(Moment::of_date(d + Duration::days(days), floating))
+        }
+        (End::At(w), _) => {
+            let len = w.instant(floating) - own.instant;
+            Some(Moment {
+                instant: start.instant + len,
+                zone: w.zone(),
+                date: None,
+            })
+        }
+        (End::For(dur), Some(d)) => Some(Moment::of_date(d + Duration::days(dur.days), floating)),
+        (End::For(dur), None) => Some(Moment {
+            instant: add(start.instant, dur, start.zone, floating),
+            zone: start.zone,
+            date: None,
+        }),
+    }
+}
+
+/// The occurrence at original start `orig` of `master`, with data from `data`
+/// (the master itself or a `THISANDFUTURE` override) moved by `shift`.
+fn occurrence_of<'a>(
+    master: &Event,
+    data: &'a Event,
+    orig: DateTime<Utc>,
+    shift: Duration,
+    floating: Tz,
+) -> Occurrence<'a> {
+    let rid = match master.start {
+        When::Date(_) => Moment::of_date(orig.with_timezone(&floating).date_naive(), floating),
+        w => Moment {
+            instant: orig,
+            zone: w.zone(),
+            date: None,
+        },
+    };
+    let start = match (data.start, rid.date) {
+        (When::Date(_), Some(d)) => Moment::of_date(d + Duration::days(shift.num_days()), floating),
+        (When::Date(_), None) => Moment::of_date(
+            (orig + shift).with_timezone(&floating).date_naive(),
+            floating,
+        ),
+        (w, _) => Moment {
+            instant: orig + shift,
+            zone: w.zone(),
+            date: None,
+        },
+    };
+    Occurrence {
+        event: data,
+        recurrence_id: Some(rid),
+        start,
+        end: end_for(data, start, floating),
+    }
+}
+
+/// An override standing as its own occurrence.
+fn override_occurrence(ov: &Event, floating: Tz) -> Occurrence<'_> {
+    let start = start_of(ov, floating);
+    let rid = ov.recurrence_id.map(|w| match w {
+        When::Date(d) => Moment::of_date(d, floating),
+        w => Moment {
+            instant: w.instant(floating),
+            zone: w.zone(),
+            date: None,
+        },
+    });
+    Occurrence {
+        event: ov,
+        recurrence_id: rid,
+        start,
+        end: end_for(ov, start, floating),
+    }
+}
+
+/// The first occurrence of a master (its `DTSTART`), to which absolute alarms
+/// belong.
+pub(crate) fn first_occurrence(master: &Event, floating: Tz) -> Occurrence<'_> {
+    let occ = override_occurrence(master, floating);
+    Occurrence {
+        recurrence_id: master.is_recurring().then_some(occ.start),
+        ..occ
+    }
+}
+
+fn is_cancelled(ev: &Event) -> bool {
+    ev.status.as_deref() == Some("CANCELLED")
+}
+
+/// Pushes every occurrence of `s` starting in `[from, to)` onto `out`.
+pub(crate) fn series_occurrences<'a>(
+    s: &Series<'a>,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    floating: Tz,
+    limits: &Limits,
+    out: &mut Vec<Occurrence<'a>>,
+) -> Result<(), Error> {
+    let mut exact: HashMap<DateTime<Utc>, &Event> = HashMap::new();
+    let mut future: Vec<(DateTime<Utc>, Duration, &Event)> = Vec::new();
+    for ov in &s.overrides {
+        let Some(rid) = ov.recurrence_id else {
+            continue;
+        };
+        let rid = rid.instant(floating);
+        exact.insert(rid, ov);
+        if ov.this_and_future {
+            future.push((rid, start_of(ov, floating).instant - rid, ov));
+        }
+        let occ = override_occurrence(ov, floating);
+        if !is_cancelled(ov) && occ.start.instant >= from && occ.start.instant < to {
+            out.push(occ);
+        }
+    }
+    future.sort_by_key(|(rid, _, _)| *rid);
+    let Some(master) = s.master else {
+        return Ok(());
+    };
+    if !master.is_recurring() {
+        let occ = Occurrence {
+            recurrence_id: None,
+            ..override_occurrence(master, floating)
+        };
+        if occ.start.instant >= from && occ.start.instant < to {
+            out.push(occ);
+        }
+        return Ok(());
+    }
+    let reach = future
+        .iter()
+        .map(|(_, d, _)| d.num_seconds().abs())
+        .max()
+        .unwrap_or(0);
+    let reach = Duration::seconds(reach);
+    let mut it = originals(master, from - reach, floating, limits.max_steps_per_event);
+    for orig in it.by_ref() {
+        if orig >= to + reach {
+            break;
+        }
+        if exact.contains_key(&orig) {
+            continue; // already pushed as its override
+        }
+        let idx = future.partition_point(|(rid, _, _)| *rid <= orig);
+        let (data, shift) = match idx.checked_sub(1).map(|i| future[i]) {
+            Some((_, shift, ov)) => (ov, shift),
+            None => (master, Duration::zero()),
+        };
+        if is_cancelled(data) && data.recurrence_id.is_some() {
+            continue;
+        }
+        let occ = occurrence_of(master, data, orig, shift, floating);
+        if occ.start.instant >= from && occ.start.instant < to {
+            out.push(occ);
+            if out.len() > limits.max_results {
+                return Err(too_many(limits));
+            }
+        }
+    }
+    if it.over_budget {
+        return Err(Error::Limit(format!(
+            "event {:?}: its rule needs more than {} steps to get through the window; narrow the window",
+            master.uid, limits.max_steps_per_event
+        )));
+    }
+    Ok(())
+}
+
+pub(crate) fn too_many(limits: &Limits) -> Error {
+    Error::Limit(format!(
+        "more than {} results in the window; narrow --from/--to",
+        limits.max_results
+    ))
+}
+
+pub(crate) fn check_window(from: DateTime<Utc>, to: DateTime<Utc>) -> Result<(), Error> {
+    if from >= to {
+        return Err(Error::Query(format!(
+            "the window start {from} is not before its end {to}"
+        )));
+    }
+    Ok(())
+}
+
+/// Every occurrence of every event whose start lies in `[from, to)`, sorted by
+/// start instant, then UID. Floating times and dates are read in `floating`.
+///
+/// # Errors
+/// An inverted window, or a result or expansion beyond `limits`.
+pub fn occurrences<'a>(
+    cal: &'a Calendar,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    floating: Tz,
+    limits: &Limits,
+) -> Result<Vec<Occurrence<'a>>, Error> {
+    check_window(from, to)?;
+    let mut out = Vec::new();
+    for s in series(cal) {
+        series_occurrences(&s, from, to, floating, limits, &mut out)?;
+        if out.len() > limits.max_results {
+            return Err(too_many(limits));
+        }
+    }
+    out.sort_by(|a, b| {
+        (
+            a.start.instant,
+            &a.event.uid,
+            a.recurrence_id.map(|r| r.instant),
+        )
+            .cmp(&(
+                b.start.instant,
+                &b.event.uid,
+                b.recurrence_id.map(|r| r.instant),
+            ))
+    });
+    Ok(out)
+}

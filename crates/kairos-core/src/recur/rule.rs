@@ -1,0 +1,288 @@
+//! One `RRULE`, compiled for lazy expansion in wall-clock time.
+//!
+//! The `rrule` crate does the BY* arithmetic, but only ever in UTC: we hand it
+//! the event's *wall-clock* `DTSTART` dressed as UTC, so no DST change can reach
+//! it, and resolve each wall-clock result in the event's zone ourselves (RFC 5545
+//! §3.3.5). This sidesteps the crate's DST bugs (its issue #115, rejected
+//! DTSTARTs inside gaps, lost occurrences where DST changes at midnight).
+//!
+//! To answer "what happens in 2030" for a rule that started in 1990 without
+//! walking 40 years, a rule with no `COUNT` is re-anchored: its start moves by a
+//! whole number of periods (`INTERVAL` × FREQ unit) to just before the query,
+//! with every BY* part that `DTSTART` implied written out explicitly so that the
+//! moved rule produces exactly the original set from there on.
+
+use chrono::{DateTime, Datelike, Duration, Months, NaiveDate, NaiveDateTime, Timelike, Utc};
+use rrule::{Frequency, RRule, Tz as RTz, Unvalidated};
+
+/// How a rule's `UNTIL` bounds it (inclusive).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Until {
+    /// `UNTIL=…Z` for a zoned start: compare instants.
+    Instant(DateTime<Utc>),
+    /// `UNTIL` as a local date-time or a date (end of that day): compare wall clock.
+    Local(NaiveDateTime),
+}
+
+/// A validated rule, ready to iterate from any point.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// The value as written, for export.
+    pub source: String,
+    /// Rule parts without `UNTIL` (which we apply, in the right time scale).
+    parts: Vec<(String, String)>,
+    freq: Frequency,
+    interval: u32,
+    /// `COUNT`, if any (such rules are never re-anchored).
+    pub count: Option<u32>,
+    /// `UNTIL`, if any.
+    pub until: Option<Until>,
+}
+
+impl PartialEq for Rule {
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source && self.until == other.until
+    }
+}
+
+impl Eq for Rule {}
+
+fn freq_of(s: &str) -> Result<Frequency, String> {
+    Ok(match s {
+        "SECONDLY" => Frequency::Secondly,
+        "MINUTELY" => Frequency::Minutely,
+        "HOURLY" => Frequency::Hourly,
+        "DAILY" => Frequency::Daily,
+        "WEEKLY" => Frequency::Weekly,
+        "MONTHLY" => Frequency::Monthly,
+        "YEARLY" => Frequency::Yearly,
+        other => {
+            return Err(format!(
+                "unknown FREQ {other:?} (expected SECONDLY … YEARLY)"
+            ));
+        }
+    })
+}
+
+const KNOWN: [&str; 14] = [
+    "FREQ",
+    "INTERVAL",
+    "COUNT",
+    "UNTIL",
+    "BYSECOND",
+    "BYMINUTE",
+    "BYHOUR",
+    "BYDAY",
+    "BYMONTHDAY",
+    "BYYEARDAY",
+    "BYWEEKNO",
+    "BYMONTH",
+    "BYSETPOS",
+    "WKST",
+];
+
+impl Rule {
+    /// Parses and validates an `RRULE` value. `until_of` interprets the raw
+    /// `UNTIL` value in the event's time scale.
+    ///
+    /// # Errors
+    /// A message naming the rule part at fault.
+    pub fn parse(
+        value: &str,
+        dtstart: NaiveDateTime,
+        until_of: impl FnOnce(&str) -> Result<Until, String>,
+    ) -> Result<Self, String> {
+        let mut parts: Vec<(String, String)> = Vec::new();
+        let mut until_raw = None;
+        for piece in value.trim().split(';').filter(|p| !p.is_empty()) {
+            let (k, v) = piece
+                .split_once('=')
+                .ok_or_else(|| format!("rule part {piece:?} has no '='"))?;
+            let k = k.trim().to_ascii_uppercase();
+            let v = v.trim().to_ascii_uppercase();
+            if !KNOWN.contains(&k.as_str()) {
+                return Err(format!("unknown rule part {k:?}"));
+            }
+            if parts.iter().any(|(pk, _)| *pk == k) || (k == "UNTIL" && until_raw.is_some()) {
+                return Err(format!("rule part {k} appears twice"));
+            }
+            if k == "UNTIL" {
+                until_raw = Some(v);
+            } else {
+                parts.push((k, v));
+            }
+        }
+        let get = |k: &str| {
+            parts
+                .iter()
+                .find(|(pk, _)| pk == k)
+                .map(|(_, v)| v.as_str())
+        };
+        let freq = freq_of(get("FREQ").ok_or("the rule has no FREQ")?)?;
+        let count = get("COUNT")
+            .map(|c| {
+                c.parse::<u32>()
+                    .map_err(|_| format!("COUNT={c} is not a count"))
+            })
+            .transpose()?;
+        let interval = match get("INTERVAL") {
+            Some(i) => i
+                .parse::<u32>()
+                .ok()
+                .filter(|i| (1..=u32::from(u16::MAX)).contains(i)),
+            None => Some(1),
+        }
+        .ok_or_else(|| {
+            format!(
+                "INTERVAL={} is not between 1 and 65535",
+                get("INTERVAL").unwrap_or_default()
+            )
+        })?;
+        if count.is_some() && until_raw.is_some() {
+            return Err("COUNT and UNTIL must not both be given (RFC 5545 §3.3.10)".into());
+        }
+        let until = until_raw.as_deref().map(until_of).transpose()?;
+        let rule = Self {
+            source: value.trim().to_owned(),
+            parts,
+            freq,
+            interval,
+            count,
+            until,
+        };
+        // Validate now, so that iteration never fails later.
+        rule.build(&rule.parts, dtstart)?;
+        Ok(rule)
+    }
+
+    fn build(
+        &self,
+        parts: &[(String, String)],
+        start: NaiveDateTime,
+    ) -> Result<rrule::RRuleSet, String> {
+        let text: Vec<String> = parts.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let rule: RRule<Unvalidated> = text.join(";").parse().map_err(|e| format!("{e}"))?;
+        rule.build(start.and_utc().with_timezone(&RTz::UTC))
+            .map_err(|e| format!("{e}"))
+    }
+
+    /// The BY* parts `DTSTART` implies (RFC 5545 §3.3.10 "information not
+    /// contained in the rule … is derived from DTSTART"), made explicit.
+    fn pinned(&self, dtstart: NaiveDateTime) -> Vec<(String, String)> {
+        let mut parts = self.parts.clone();
+        let has = |k: &str| self.parts.iter().any(|(pk, _)| pk == k);
+        let mut pin = |k: &str, v: u32| {
+            if !has(k) {
+                parts.push((k.to_owned(), v.to_string()));
+            }
+        };
+        pin("BYHOUR", dtstart.hour());
+        pin("BYMINUTE", dtstart.minute());
+        pin("BYSECOND", dtstart.second());
+        let dated = ["BYWEEKNO", "BYYEARDAY", "BYMONTHDAY", "BYDAY"]
+            .iter()
+            .any(|k| has(k));
+        if !dated {
+            if self.freq == Frequency::Yearly {
+                pin("BYMONTH", dtstart.month());
+            }
+            pin("BYMONTHDAY", dtstart.day());
+        }
+        parts
+    }
+
+    /// Wall-clock candidates in order, starting no later than `from` (they may
+    /// begin a little before it). `dtstart` is the event's own start.
+    pub(crate) fn iter_from(
+        &self,
+        dtstart: NaiveDateTime,
+        from: NaiveDateTime,
+    ) -> Box<dyn Iterator<Item = NaiveDateTime> + Send> {
+        let anchored = if self.count.is_none() {
+            self.anchor(dtstart, from)
+        } else {
+            None
+        };
+        let built = match anchored {
+            Some((start, parts)) => self.build(&parts, start),
+            None => self.build(&self.parts, dtstart),
+        };
+        match built {
+            // `limit()` ends a rule that can never match (BYMONTH=2;BYMONTHDAY=30)
+            // after the crate's bounded search instead of looping forever.
+            Ok(set) => Box::new(set.limit().into_iter().map(|t| t.naive_utc())),
+            // Validated in `parse`; an anchored rule that fails is simply not used.
+            Err(_) => Box::new(std::iter::empty()),
+        }
+    }
+
+    /// A start moved by whole periods to before `from`, with the implied parts
+    /// pinned; `None` when it would not move forward.
+    fn anchor(
+        &self,
+        dtstart: NaiveDateTime,
+        from: NaiveDateTime,
+    ) -> Option<(NaiveDateTime, Vec<(String, String)>)> {
+        // Stay at least one period before `from` so the first period is whole.
+        let gap = from.signed_duration_since(dtstart);
+        let step = i64::from(self.interval);
+        let periods = |unit_secs: i64| (gap.num_seconds() / unit_secs / step - 1) * step;
+        let moved = match self.freq {
+            Frequency::Secondly => dtstart + Duration::seconds(periods(1).max(0)),
+            Frequency::Minutely => dtstart + Duration::minutes(periods(60).max(0)),
+            Frequency::Hourly => dtstart + Duration::hours(periods(3600).max(0)),
+            Frequency::Daily => dtstart + Duration::days(periods(86_400).max(0)),
+            Frequency::Weekly => dtstart + Duration::weeks(periods(7 * 86_400).max(0)),
+            Frequency::Monthly | Frequency::Yearly => {
+                let months_per = if self.freq == Frequency::Yearly {
+                    12
+                } else {
+                    1
+                };
+                let months = i64::from(from.year() - dtstart.year()) * 12 + i64::from(from.month())
+                    - i64::from(dtstart.month());
+                let k = (months / months_per / step - 1) * step;
+                if k <= 0 {
+                    return None;
+                }
+                let first = NaiveDate::from_ymd_opt(dtstart.year(), dtstart.month(), 1)?;
+                let first = if self.freq == Frequency::Yearly {
+                    first.with_month(1)?
+                } else {
+                    first
+                };
+                let shifted =
+                    first.checked_add_months(Months::new(u32::try_from(k * months_per).ok()?))?;
+                return Some((
+                    shifted.and_time(chrono::NaiveTime::MIN),
+                    self.pinned(dtstart),
+                ));
+            }
+        };
+        (moved > dtstart).then(|| (moved, self.parts.clone()))
+    }
+}
+
+/// Iterates a bare `RRULE` from a wall-clock start, for `VTIMEZONE` observances
+/// (whose `UNTIL` we apply loosely: callers stop at their own horizon).
+pub(crate) fn naive_rule_iter(
+    value: &str,
+    dtstart: NaiveDateTime,
+) -> Result<impl Iterator<Item = NaiveDateTime>, String> {
+    let rule = Rule::parse(value, dtstart, |u| {
+        crate::ics::values::date_time(u)
+            .map(|(t, _)| Until::Local(t))
+            .or_else(|_| {
+                crate::ics::values::date(u)
+                    .map(|d| Until::Local(d.and_hms_opt(23, 59, 59).unwrap_or_default()))
+            })
+    })?;
+    let until = rule.until;
+    Ok(rule
+        .iter_from(dtstart, dtstart)
+        .take_while(move |t| match until {
+            Some(Until::Local(u)) => *t <= u,
+            Some(Until::Instant(u)) => t.and_utc() <= u,
+            None => true,
+        }))
+}

@@ -1,0 +1,214 @@
+//! Mapping a `TZID` to an IANA zone.
+//!
+//! In order: an IANA name as written; for a `VTIMEZONE` with any other name, the
+//! IANA zone whose offsets agree with the block's own `STANDARD`/`DAYLIGHT` rules
+//! (preferring the zone its name suggests, e.g. Outlook's "Eastern Standard Time"
+//! → America/New_York); with no block, the name alone (Windows names, Olson-style
+//! prefixes) via `calcard`'s table. A `TZID` that none of these resolve is an
+//! error, never a silent fallback to some default zone.
+
+use std::collections::HashMap;
+use std::str::FromStr;
+
+use chrono::{DateTime, Datelike, Duration, NaiveDate, Offset, TimeZone, Utc};
+use chrono_tz::Tz;
+
+use crate::error::Error;
+use crate::ics::lexer::Component;
+use crate::ics::values;
+
+/// The first and last years over which a `VTIMEZONE`'s rules are compared with
+/// IANA data: recent enough that the block's (usually current-rules-only)
+/// definition applies, long enough to tell zones with different DST dates apart.
+const COMPARE_YEARS: (i32, i32) = (2012, 2035);
+/// Fraction of sample points that must agree for a match.
+const MIN_AGREEMENT: f64 = 0.9;
+
+/// Resolves `name` without a `VTIMEZONE`: IANA first, then calcard's table of
+/// Windows and vendor names.
+#[must_use]
+pub fn by_name(name: &str) -> Option<Tz> {
+    let name = name.trim();
+    if let Ok(tz) = Tz::from_str(name).or_else(|_| Tz::from_str_insensitive(name)) {
+        return Some(tz);
+    }
+    match calcard::common::timezone::Tz::from_str(name) {
+        Ok(calcard::common::timezone::Tz::Tz(tz)) => Some(tz),
+        _ => None,
+    }
+}
+
+/// Resolves every `VTIMEZONE` in a calendar to an IANA zone, keyed by its `TZID`.
+///
+/// # Errors
+/// A `VTIMEZONE` without a `TZID`, or whose rules match no IANA zone.
+pub fn resolve_blocks(blocks: &[&Component]) -> Result<HashMap<String, Tz>, Error> {
+    let mut out = HashMap::new();
+    for block in blocks {
+        let tzid = block
+            .prop("TZID")
+            .ok_or_else(|| Error::syntax(block.line, "VTIMEZONE has no TZID"))?;
+        let name = tzid.value.trim();
+        if let Ok(tz) = Tz::from_str(name) {
+            out.insert(name.to_owned(), tz);
+            continue;
+        }
+        let tz = match_rules(block)?.or_else(|| by_name(name)).ok_or_else(|| {
+            Error::property(
+                tzid.line,
+                "TZID",
+                format!("time zone {name:?} is not an IANA name, and its VTIMEZONE rules match no IANA zone"),
+            )
+        })?;
+        out.insert(name.to_owned(), tz);
+    }
+    Ok(out)
+}
+
+/// A `STANDARD`/`DAYLIGHT` onset: from this instant on, `offset` seconds east of UTC.
+fn onsets(block: &Component) -> Result<Vec<(DateTime<Utc>, i32)>, Error> {
+    let mut out = Vec::new();
+    let end = NaiveDate::from_ymd_opt(COMPARE_YEARS.1 + 1, 1, 1)
+        .unwrap_or(NaiveDate::MAX)
+        .and_time(chrono::NaiveTime::MIN);
+    for obs in block
+        .children
+        .iter()
+        .filter(|c| c.name == "STANDARD" || c.name == "DAYLIGHT")
+    {
+        let get = |name: &str| {
+            obs.prop(name)
+                .ok_or_else(|| Error::syntax(obs.line, format!("{} has no {name}", obs.name)))
+        };
+        let at = |p: &crate::ics::lexer::Property, r: Result<i32, String>| {
+            r.map_err(|m| Error::property(p.line, &p.name, m))
+        };
+        let (from_p, to_p, start_p) = (get("TZOFFSETFROM")?, get("TZOFFSETTO")?, get("DTSTART")?);
+        let from = at(from_p, values::utc_offset(&from_p.value))?;
+        let to = at(to_p, values::utc_offset(&to_p.value))?;
+        let (start, _) = values::date_time(&start_p.value)
+            .map_err(|m| Error::property(start_p.line, "DTSTART", m))?;
+        let mut locals = vec![start];
+        for rule in obs.props_named("RRULE") {
+            let found = crate::recur::naive_rule_iter(&rule.value, start)
+                .map_err(|m| Error::property(rule.line, "RRULE", m))?
+                .take_while(|t| *t < end)
+                .take(1000);
+            locals.extend(found);
+        }
+        for rd in obs.props_named("RDATE") {
+            for v in values::split_list(&rd.value) {
+                locals.push(
+                    values::date_time(v)
+                        .map_err(|m| Error::property(rd.line, "RDATE", m))?
+                        .0,
+                );
+            }
+        }
+        out.extend(
+            locals
+                .into_iter()
+                .map(|l| ((l - Duration::seconds(i64::from(from))).and_utc(), to)),
+        );
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Instants at which to compare offsets: every week of the compared years, and an
+/// hour either side of every onset the block defines.
+fn samples(onsets: &[(DateTime<Utc>, i32)]) -> Vec<DateTime<Utc>> {
+    let (y0, y1) = COMPARE_YEARS;
+    let mut t = NaiveDate::from_ymd_opt(y0, 1, 3)
+        .unwrap_or(NaiveDate::MIN)
+        .and_hms_opt(12, 0, 0)
+        .unwrap_or_default()
+        .and_utc();
+    let mut out = Vec::new();
+    while t.year() <= y1 {
+        out.push(t);
+        t += Duration::days(7);
+    }
+    for (at, _) in onsets
+        .iter()
+        .filter(|(at, _)| (y0..=y1).contains(&at.year()))
+    {
+        out.push(*at - Duration::hours(1));
+        out.push(*at + Duration::hours(1));
+    }
+    out
+}
+
+fn offset_at(onsets: &[(DateTime<Utc>, i32)], t: DateTime<Utc>) -> Option<i32> {
+    let idx = onsets.partition_point(|(at, _)| *at <= t);
+    idx.checked_sub(1).map(|i| onsets[i].1)
+}
+
+/// Zone names that are aliases kept for compatibility; a canonical name is
+/// preferred when both fit.
+fn is_legacy(name: &str) -> bool {
+    !name.contains('/')
+        || [
+            "Etc/",
+            "US/",
+            "SystemV/",
+            "Canada/",
+            "Mexico/",
+            "Brazil/",
+            "Chile/",
+            "Australia/ACT",
+            "Asia/Calcutta",
+        ]
+        .iter()
+        .any(|p| name.starts_with(p))
+}
+
+/// The IANA zone whose offsets agree with the block's rules, or `None` when the
+/// block defines no usable rules or none agrees well enough.
+fn match_rules(block: &Component) -> Result<Option<Tz>, Error> {
+    let onsets = onsets(block)?;
+    if onsets.is_empty() {
+        return Ok(None);
+    }
+    let points: Vec<(DateTime<Utc>, i32)> = samples(&onsets)
+        .into_iter()
+        .filter_map(|t| offset_at(&onsets, t).map(|o| (t, o)))
+        .collect();
+    if points.is_empty() {
+        return Ok(None);
+    }
+    let guess = block.prop("TZID").and_then(|p| by_name(&p.value));
+    let score = |tz: Tz| {
+        points
+            .iter()
+            .filter(|(t, o)| {
+                tz.offset_from_utc_datetime(&t.naive_utc())
+                    .fix()
+                    .local_minus_utc()
+                    == *o
+            })
+            .count()
+    };
+    let mut best: Option<(usize, bool, Tz)> = None;
+    for &tz in chrono_tz::TZ_VARIANTS.iter().chain(guess.iter()) {
+        let s = score(tz);
+        let canonical = !is_legacy(tz.name());
+        let better = match best {
+            None => true,
+            Some((bs, bc, _)) => s > bs || (s == bs && canonical && !bc),
+        };
+        if better {
+            best = Some((s, canonical, tz));
+        }
+    }
+    let Some((s, _, tz)) = best else {
+        return Ok(None);
+    };
+    #[allow(clippy::cast_precision_loss)] // counts are a few thousand
+    let agreement = s as f64 / points.len() as f64;
+    if agreement < MIN_AGREEMENT {
+        return Ok(None);
+    }
+    // The name's own suggestion wins whenever it fits as well as the best.
+    Ok(Some(guess.filter(|g| score(*g) == s).unwrap_or(tz)))
+}
