@@ -14,10 +14,10 @@ use crate::calendar_cmds::{floating_zone, instant, load};
 pub struct AgendaArgs {
     /// An iCalendar file (`-` for standard input).
     pub file: PathBuf,
-    /// How many days, starting today.
+    /// How many days, starting with today.
     #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u16).range(1..=3660))]
     pub days: u16,
-    /// Start here instead of now (RFC 3339).
+    /// Start on this day instead of today (RFC 3339 instant or YYYY-MM-DD).
     #[arg(long)]
     pub from: Option<String>,
     /// Zone to show times in (default: the system zone).
@@ -32,6 +32,9 @@ pub fn run(a: &AgendaArgs) -> Result<()> {
         Some(s) => instant("--from", s, tz)?,
         None => Utc::now(),
     };
+    // Whole days: from midnight of the first day, in the zone shown.
+    let first_day = from.with_timezone(&tz).date_naive();
+    let from = instant("--from", &first_day.to_string(), tz)?;
     let cal = load(&a.file)?;
     let to = from + Duration::days(i64::from(a.days));
     let occs = query::occurrences(&cal, from, to, tz, &Limits::default())?;

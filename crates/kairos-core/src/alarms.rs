@@ -175,54 +175,102 @@ pub fn alarms<'a>(
     check_window(from, to)?;
     let mut out = Vec::new();
     for s in series(cal) {
-        let (lo, hi) = reach(&s);
-        let mut occs = Vec::new();
-        series_occurrences(&s, from - hi, to - lo, floating, limits, &mut occs)?;
-        for occ in &occs {
-            // Absolute alarms of a master are counted once, with its first
-            // occurrence (below), not with every occurrence.
-            let inherited = s.master.is_some_and(|m| std::ptr::eq(m, occ.event));
-            push_hits(
-                occ,
-                from,
-                to,
-                floating,
-                |a| !(inherited && matches!(a.trigger, Trigger::Absolute(_))),
-                &mut out,
-            );
-        }
-        if let Some(master) = s.master {
-            let first = crate::query::first_occurrence(master, floating);
-            push_hits(
-                &first,
-                from,
-                to,
-                floating,
-                |a| matches!(a.trigger, Trigger::Absolute(_)),
-                &mut out,
-            );
-        }
+        series_alarms(&s, from, to, floating, limits, &mut out)?;
         if out.len() > limits.max_results {
             return Err(too_many(limits));
         }
     }
-    out.sort_by(|a, b| {
-        (
-            a.trigger,
-            &a.occurrence.event.uid,
-            a.occurrence.start.instant,
-            a.index,
-            a.repetition,
-        )
-            .cmp(&(
-                b.trigger,
-                &b.occurrence.event.uid,
-                b.occurrence.start.instant,
-                b.index,
-                b.repetition,
-            ))
-    });
+    out.sort_by(|a, b| order(a).cmp(&order(b)));
     Ok(out)
+}
+
+/// The sort key of a hit: trigger, then UID, then which occurrence and alarm.
+fn order<'h>(h: &'h AlarmHit<'_>) -> (DateTime<Utc>, &'h str, DateTime<Utc>, usize, u32) {
+    (
+        h.trigger,
+        &h.occurrence.event.uid,
+        h.occurrence.start.instant,
+        h.index,
+        h.repetition,
+    )
+}
+
+/// Pushes the triggers of one series that fall in `[from, to)`.
+fn series_alarms<'a>(
+    s: &Series<'a>,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    floating: Tz,
+    limits: &Limits,
+    out: &mut Vec<AlarmHit<'a>>,
+) -> Result<(), Error> {
+    let (lo, hi) = reach(s);
+    let mut occs = Vec::new();
+    series_occurrences(s, from - hi, to - lo, floating, limits, &mut occs)?;
+    for occ in &occs {
+        // Absolute alarms of a master are counted once, with its first
+        // occurrence (below), not with every occurrence.
+        let inherited = s.master.is_some_and(|m| std::ptr::eq(m, occ.event));
+        let wanted = |a: &Alarm| !(inherited && matches!(a.trigger, Trigger::Absolute(_)));
+        push_hits(occ, from, to, floating, wanted, out);
+    }
+    if let Some(master) = s.master {
+        let first = crate::query::first_occurrence(master, floating);
+        push_hits(
+            &first,
+            from,
+            to,
+            floating,
+            |a| matches!(a.trigger, Trigger::Absolute(_)),
+            out,
+        );
+    }
+    Ok(())
+}
+
+/// How far ahead [`next_alarm`] looks before giving up on a series: beyond
+/// any calendar a person keeps.
+const NEXT_HORIZON_DAYS: i64 = 400 * 366;
+
+/// The first alarm trigger at or after `after`, over the whole calendar.
+///
+/// Each series is searched in windows that grow eightfold (8 days, 64 days, …)
+/// up to [`NEXT_HORIZON_DAYS`], and never past the best trigger found so far,
+/// so a calendar of busy series costs about one short window per series.
+///
+/// # Errors
+/// An expansion beyond `limits`.
+pub fn next_alarm<'a>(
+    cal: &'a Calendar,
+    after: DateTime<Utc>,
+    floating: Tz,
+    limits: &Limits,
+) -> Result<Option<AlarmHit<'a>>, Error> {
+    let horizon = after + Duration::days(NEXT_HORIZON_DAYS);
+    let mut best: Option<AlarmHit<'a>> = None;
+    let mut found = Vec::new();
+    for s in series(cal) {
+        let mut span = Duration::days(8);
+        loop {
+            let limit = best
+                .as_ref()
+                .map_or(horizon, |b| b.trigger + Duration::seconds(1));
+            let to = (after + span).min(limit);
+            found.clear();
+            series_alarms(&s, after, to, floating, limits, &mut found)?;
+            if let Some(h) = found.drain(..).min_by(|a, b| order(a).cmp(&order(b))) {
+                if best.as_ref().is_none_or(|b| order(&h) < order(b)) {
+                    best = Some(h);
+                }
+                break;
+            }
+            if to >= limit {
+                break;
+            }
+            span = span * 8;
+        }
+    }
+    Ok(best)
 }
 
 fn push_hits<'a>(

@@ -28,6 +28,8 @@
 
 pub mod alarms;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod ics;
 pub mod model;
 pub mod query;

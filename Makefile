@@ -1,0 +1,39 @@
+# Two commands for a newcomer (see README): `make run` and `make test`.
+SHELL := bash
+CARGO ?= cargo
+PY := target/pyenv/bin/python
+ICS ?= docs/sample.ics
+
+.PHONY: run test deps lint unit differential bench fmt
+
+## The main job. Until the desktop app lands: this week's agenda of a calendar.
+run: deps
+	$(CARGO) build --release -p kairos-cli
+	./target/release/kairos agenda $(ICS) --days 7
+
+## Everything CI runs.
+test: deps lint unit differential
+	@echo "make test: all checks passed"
+
+deps:
+	@scripts/deps.sh
+
+lint:
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+
+unit:
+	$(CARGO) test --workspace --locked
+
+$(PY): tests/differential/requirements.txt tests/differential/setup.sh
+	tests/differential/setup.sh
+
+differential: $(PY)
+	$(CARGO) build -p kairos-cli --locked
+	KAIROS_BIN=target/debug/kairos $(PY) tests/differential/run.py
+
+bench: $(PY)
+	$(CARGO) run --release -p kairos-bench --locked
+
+fmt:
+	$(CARGO) fmt --all

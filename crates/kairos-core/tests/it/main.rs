@@ -1,0 +1,7 @@
+//! Integration tests of the calendar core, one binary (see STYLE.md).
+
+mod corpus;
+mod dst;
+mod interop;
+mod rfc_examples;
+mod support;

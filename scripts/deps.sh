@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what building and testing Kairos needs on Debian 12, and nothing
+# else. Idempotent: packages already present are not touched, so a second run
+# takes well under a second. Needs root (or sudo) only when something is missing.
+set -euo pipefail
+
+# Debian packages: a C toolchain for bundled C code (SQLite comes later),
+# pkg-config, and Python's venv for the differential tests.
+APT_PACKAGES=(build-essential pkg-config python3-venv)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "deps: installing Debian packages: ${missing[*]}"
+  if [[ $(id -u) -eq 0 ]]; then SUDO=(); elif command -v sudo >/dev/null; then SUDO=(sudo); else
+    echo "deps: need root to install: ${missing[*]} (run: sudo apt-get install ${missing[*]})" >&2
+    exit 1
+  fi
+  "${SUDO[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq "${missing[@]}"
+fi
+
+if ! command -v cargo >/dev/null; then
+  echo "deps: cargo not found. Install Rust with rustup (https://rustup.rs), then rerun." >&2
+  exit 1
+fi
