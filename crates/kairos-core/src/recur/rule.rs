@@ -151,19 +151,46 @@ impl Rule {
             until,
         };
         // Validate now, so that iteration never fails later.
-        rule.build(&rule.parts, dtstart)?;
+        Self::build(&rule.parts, dtstart)?;
         Ok(rule)
     }
 
-    fn build(
-        &self,
-        parts: &[(String, String)],
-        start: NaiveDateTime,
-    ) -> Result<rrule::RRuleSet, String> {
+    fn build(parts: &[(String, String)], start: NaiveDateTime) -> Result<rrule::RRuleSet, String> {
         let text: Vec<String> = parts.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let rule: RRule<Unvalidated> = text.join(";").parse().map_err(|e| format!("{e}"))?;
         rule.build(start.and_utc().with_timezone(&RTz::UTC))
             .map_err(|e| format!("{e}"))
+    }
+
+    /// The parts handed to the `rrule` crate, and the hour/minute filters we
+    /// apply to its output ourselves.
+    ///
+    /// `COUNT` is always ours (it must count what survives our filters). And
+    /// rrule 0.14 skips occurrences when a MINUTELY/SECONDLY rule combines a
+    /// day filter with `BYHOUR` (or SECONDLY with `BYMINUTE`): from
+    /// 2020-01-31, `FREQ=MINUTELY;BYMONTHDAY=15;BYHOUR=9;BYMINUTE=0` yields
+    /// 2020-08-15 first, not 2020-02-15 (python-dateutil agrees with the
+    /// latter). Those parts are filters (RFC 5545 §3.3.10 table: "Limit") at
+    /// these frequencies, so applying them afterwards gives the same set.
+    fn split_parts(
+        &self,
+        parts: &[(String, String)],
+    ) -> (Vec<(String, String)>, Vec<u32>, Vec<u32>) {
+        let sub_hourly = matches!(self.freq, Frequency::Minutely | Frequency::Secondly);
+        let ours = |k: &str| {
+            k == "COUNT"
+                || (sub_hourly && k == "BYHOUR")
+                || (self.freq == Frequency::Secondly && k == "BYMINUTE")
+        };
+        let list = |k: &str| -> Vec<u32> {
+            parts
+                .iter()
+                .filter(|(pk, _)| pk == k && ours(k))
+                .flat_map(|(_, v)| v.split(',').filter_map(|n| n.trim().parse().ok()))
+                .collect()
+        };
+        let kept = parts.iter().filter(|(k, _)| !ours(k)).cloned().collect();
+        (kept, list("BYHOUR"), list("BYMINUTE"))
     }
 
     /// The BY* parts `DTSTART` implies (RFC 5545 §3.3.10 "information not
@@ -203,14 +230,20 @@ impl Rule {
         } else {
             None
         };
-        let built = match anchored {
-            Some((start, parts)) => self.build(&parts, start),
-            None => self.build(&self.parts, dtstart),
-        };
-        match built {
+        let (start, parts) = anchored.unwrap_or_else(|| (dtstart, self.parts.clone()));
+        let (parts, hours, minutes) = self.split_parts(&parts);
+        match Self::build(&parts, start) {
             // `limit()` ends a rule that can never match (BYMONTH=2;BYMONTHDAY=30)
             // after the crate's bounded search instead of looping forever.
-            Ok(set) => Box::new(set.limit().into_iter().map(|t| t.naive_utc())),
+            Ok(set) => Box::new(
+                set.limit()
+                    .into_iter()
+                    .map(|t| t.naive_utc())
+                    .filter(move |t| {
+                        (hours.is_empty() || hours.contains(&t.hour()))
+                            && (minutes.is_empty() || minutes.contains(&t.minute()))
+                    }),
+            ),
             // Validated in `parse`; an anchored rule that fails is simply not used.
             Err(_) => Box::new(std::iter::empty()),
         }

@@ -3,5 +3,6 @@
 mod corpus;
 mod dst;
 mod interop;
+mod props;
 mod rfc_examples;
 mod support;
