@@ -4,10 +4,10 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use chrono::{DateTime, NaiveDate, TimeZone, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use chrono_tz::Tz;
-use kairos_core::model::Calendar;
-use kairos_core::{Limits, alarms, ics, query};
+use kairos_core::model::{Calendar, Zone};
+use kairos_core::{Limits, alarms, ics, query, time};
 use serde::Serialize;
 
 /// A file and a window.
@@ -71,12 +71,9 @@ pub fn instant(flag: &str, s: &str, tz: Tz) -> Result<DateTime<Utc>> {
         return Ok(t.with_timezone(&Utc));
     }
     if let Ok(d) = NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d") {
-        if let Some(t) = tz
-            .from_local_datetime(&d.and_time(chrono::NaiveTime::MIN))
-            .earliest()
-        {
-            return Ok(t.with_timezone(&Utc));
-        }
+        // Midnight may not exist (America/Santiago): resolved as RFC 5545 says.
+        let midnight = d.and_time(chrono::NaiveTime::MIN);
+        return Ok(time::resolve_local(midnight, Zone::Tz(tz), tz));
     }
     bail!("{flag} {s:?} is not an RFC 3339 instant such as 2026-01-01T00:00:00Z")
 }

@@ -144,6 +144,35 @@ fn offset_at(onsets: &[(DateTime<Utc>, i32)], t: DateTime<Utc>) -> Option<i32> {
     idx.checked_sub(1).map(|i| onsets[i].1)
 }
 
+/// Zones preferred when a custom `VTIMEZONE` fits several IANA zones equally:
+/// the ones people know their region's time by.
+const PREFERRED: [Tz; 24] = [
+    Tz::Europe__London,
+    Tz::Europe__Berlin,
+    Tz::Europe__Paris,
+    Tz::Europe__Helsinki,
+    Tz::Europe__Moscow,
+    Tz::America__New_York,
+    Tz::America__Chicago,
+    Tz::America__Denver,
+    Tz::America__Los_Angeles,
+    Tz::America__Phoenix,
+    Tz::America__Anchorage,
+    Tz::Pacific__Honolulu,
+    Tz::America__Sao_Paulo,
+    Tz::America__Santiago,
+    Tz::America__Mexico_City,
+    Tz::Asia__Tokyo,
+    Tz::Asia__Shanghai,
+    Tz::Asia__Kolkata,
+    Tz::Asia__Dubai,
+    Tz::Asia__Singapore,
+    Tz::Australia__Sydney,
+    Tz::Australia__Perth,
+    Tz::Pacific__Auckland,
+    Tz::Africa__Johannesburg,
+];
+
 /// Zone names that are aliases kept for compatibility; a canonical name is
 /// preferred when both fit.
 fn is_legacy(name: &str) -> bool {
@@ -189,16 +218,19 @@ fn match_rules(block: &Component) -> Result<Option<Tz>, Error> {
             })
             .count()
     };
-    let mut best: Option<(usize, bool, Tz)> = None;
+    // Rank among equal scores: a well-known zone people recognise, then any
+    // canonical name, then the rest (all give the same offsets anyway).
+    let rank = |tz: Tz| match PREFERRED.iter().position(|p| *p == tz) {
+        Some(i) => i,
+        None if !is_legacy(tz.name()) => PREFERRED.len(),
+        None => PREFERRED.len() + 1,
+    };
+    let mut best: Option<(usize, usize, Tz)> = None;
     for &tz in chrono_tz::TZ_VARIANTS.iter().chain(guess.iter()) {
         let s = score(tz);
-        let canonical = !is_legacy(tz.name());
-        let better = match best {
-            None => true,
-            Some((bs, bc, _)) => s > bs || (s == bs && canonical && !bc),
-        };
-        if better {
-            best = Some((s, canonical, tz));
+        let r = rank(tz);
+        if best.is_none_or(|(bs, br, _)| s > bs || (s == bs && r < br)) {
+            best = Some((s, r, tz));
         }
     }
     let Some((s, _, tz)) = best else {

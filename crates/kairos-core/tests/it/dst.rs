@@ -235,3 +235,18 @@ fn floating_times_follow_the_zone_the_caller_gives() {
         ["2026-03-10T08:00:00-04:00"]
     );
 }
+
+#[test]
+fn a_custom_vtimezone_with_central_european_rules_becomes_a_zone_people_know() {
+    let text = wrap(
+        "BEGIN:VTIMEZONE\nTZID:My Office Time\nBEGIN:STANDARD\nDTSTART:16010101T030000\nTZOFFSETFROM:+0200\n\
+         TZOFFSETTO:+0100\nRRULE:FREQ=YEARLY;BYDAY=-1SU;BYMONTH=10\nEND:STANDARD\nBEGIN:DAYLIGHT\n\
+         DTSTART:16010101T020000\nTZOFFSETFROM:+0100\nTZOFFSETTO:+0200\nRRULE:FREQ=YEARLY;BYDAY=-1SU;BYMONTH=3\n\
+         END:DAYLIGHT\nEND:VTIMEZONE\nBEGIN:VEVENT\nUID:o\nDTSTART;TZID=My Office Time:20260701T090000\nEND:VEVENT",
+    );
+    let c = cal(&text);
+    assert_eq!(
+        c.events[0].start.zone(),
+        kairos_core::model::Zone::Tz(Tz::Europe__Berlin)
+    );
+}
