@@ -1,6 +1,8 @@
 # Two commands for a newcomer (see README): `make run` and `make test`.
 SHELL := bash
 CARGO ?= cargo
+# Honour a shared CARGO_TARGET_DIR (several clones, one build cache).
+TARGET := $(or $(CARGO_TARGET_DIR),target)
 PY := target/pyenv/bin/python
 ICS ?= docs/sample.ics
 
@@ -9,7 +11,7 @@ ICS ?= docs/sample.ics
 ## The main job. Until the desktop app lands: this week's agenda of a calendar.
 run: deps
 	$(CARGO) build --release -p kairos-cli
-	./target/release/kairos agenda $(ICS) --days 7
+	$(TARGET)/release/kairos agenda $(ICS) --days 7
 
 ## Everything CI runs.
 test: deps lint unit differential
@@ -30,7 +32,7 @@ $(PY): tests/differential/requirements.txt tests/differential/setup.sh
 
 differential: $(PY)
 	$(CARGO) build -p kairos-cli --locked
-	KAIROS_BIN=target/debug/kairos $(PY) tests/differential/run.py
+	KAIROS_BIN=$(TARGET)/debug/kairos $(PY) tests/differential/run.py
 
 bench: $(PY)
 	$(CARGO) run --release -p kairos-bench --locked

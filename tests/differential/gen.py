@@ -134,9 +134,7 @@ def make_event(rng, case, n, out_meta):
             wall = first
             if next(iter(rrulestr(";".join(parts), dtstart=wall))) != wall:
                 m["unsynced"] = True
-        occ = list(islice(rrulestr(";".join(parts), dtstart=wall), 400))
-        if m["unsynced"]:
-            occ = sorted(set(occ) | {wall})
+        occ = list(islice(rrulestr(";".join(parts), dtstart=wall), 400))   # rule instances
         end_kind = rng.choices(["count", "until", "none"], [35, 30, 35])[0]
         if freq == "HOURLY" and end_kind == "none":
             end_kind = "count"
@@ -144,6 +142,7 @@ def make_event(rng, case, n, out_meta):
             cnt = rng.randint(1, 60 if freq == "HOURLY" else 30)
             parts.append(f"COUNT={cnt}")
             m["count"] = cnt
+            occ = occ[:cnt]
         elif end_kind == "until":
             u = rng.choice(occ[:40])
             if rng.random() < 0.4:
@@ -155,6 +154,8 @@ def make_event(rng, case, n, out_meta):
             else:
                 parts.append(f"UNTIL={to_utc(u, zone):%Y%m%dT%H%M%SZ}")
             m["until"] = True
+            occ = [o for o in occ if (o.date() <= u.date() if all_day else
+                                      o <= u if zone == "floating" else to_utc(o, zone) <= to_utc(u, zone))]
         m["rrule"], m["freq"] = ";".join(parts), freq
     lines = ["BEGIN:VEVENT", f"UID:{uid}", "DTSTAMP:20260101T000000Z",
              dtprop("DTSTART", wall.date() if all_day else wall, zone, all_day)]

@@ -107,6 +107,8 @@ def occurrences(cal, t1, t2, tzname):
             "end": fmt(end.dt, tz) if end is not None else None,
             "all_day": is_date(start),
         }
+        if not is_date(start):   # the library's own wall time, for known.py's checks
+            elem["_wall"] = start.replace(tzinfo=None).isoformat()
         if src is not None and "DTEND" not in src and "DURATION" not in src:
             elem["_end_implied"] = True
         out.append(elem)
@@ -146,8 +148,10 @@ def alarms(cal, t1, t2, tzname):
                 "action": str(ao.alarm.get("ACTION", "")), "summary": str(comp.get("SUMMARY", ""))}
         if absolute:
             base["_absolute"] = True
+        if not is_date(parent.start):
+            base["_wall"] = parent.start.replace(tzinfo=None).isoformat()
         if not absolute and is_date(parent.start):
-            key = (id(ao.alarm), base["uid"], parent.start)
+            key = (id(ao.alarm), id(adapter), parent.start)   # once per (alarm, occurrence)
             if key in seen_allday:
                 continue
             seen_allday.add(key)

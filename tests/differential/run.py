@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
-from datetime import date, datetime, timezone
+from datetime import date, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -79,7 +79,7 @@ def norm(e, cmd):
 
 def compare(ref, got, cmd, tz):
     """List of divergences between the reference and the kairos output of one command."""
-    divs = []
+    divs, got = [], [dict(e) for e in got]      # our tags must not leak into the saved output
     fields = OCC_FIELDS if cmd == "occurrences" else ALARM_FIELDS
     sort_field = "start" if cmd == "occurrences" else "trigger"
     keys = [(instant_key(when(e.get(sort_field)), reference.ZoneInfo(tz)), str(e.get("uid"))) for e in got]
@@ -139,19 +139,23 @@ def run_kairos(binary, cmd, path, a):
     if p.returncode != 0:
         return None, f"exit {p.returncode}: {p.stderr.strip()[:300]}"
     try:
-        return json.loads(p.stdout), None
+        data = json.loads(p.stdout)
     except json.JSONDecodeError as exc:
         return None, f"stdout is not JSON ({exc})"
+    if not isinstance(data, list) or not all(isinstance(e, dict) for e in data):
+        return None, "stdout is not a JSON array of objects"
+    return data, None
 
 
 def check_case(binary, path, meta, a, out):
     """Divergences of one generated case (each tagged with its matching class, if any)."""
-    divs = []
+    divs, refs, gots = [], {}, {}
     cal = reference.load(path)
     for cmd in ("occurrences", "alarms"):
         fn = reference.occurrences if cmd == "occurrences" else reference.alarms
-        ref = fn(cal, reference.parse_instant(a.t1), reference.parse_instant(a.t2), a.tz)
+        ref = refs[cmd] = fn(cal, reference.parse_instant(a.t1), reference.parse_instant(a.t2), a.tz)
         got, err = run_kairos(binary, cmd, path, a)
+        gots[cmd] = got
         if err:
             divs.append({"cmd": cmd, "kind": "error", "uid": None, "message": err})
             continue
@@ -160,8 +164,9 @@ def check_case(binary, path, meta, a, out):
             (out / f"{path.stem}.{cmd}.reference.json").write_text(json.dumps(ref, indent=1, ensure_ascii=False))
             (out / f"{path.stem}.{cmd}.kairos.json").write_text(json.dumps(got, indent=1, ensure_ascii=False))
         divs += d
+    ctx = known.Case(path, meta, a, refs, gots)
     for d in divs:
-        d["known"] = known.classify(d, meta, path, a)
+        d["known"] = known.classify(d, ctx)
     return divs
 
 
@@ -232,7 +237,7 @@ def main():
         (out / f"{case}.ics").write_bytes(text.encode())
         (out / f"{case}.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
         cases.append((case, meta))
-    passed, failed, known_count, report = 0, 0, Counter(), []
+    passed, failed, known_count, report, brief = 0, 0, Counter(), [], []
     results = [(c, check_case(binary, out / f"{c}.ics", m, a, out), m) for c, m in cases]
     results += [(n, check_malformed(binary, n, t, out, a), None) for n, t in MALFORMED.items()
                 if not only or n in only]
@@ -253,9 +258,11 @@ def main():
             if len(ordered) > a.max_lines:
                 lines.append(f"  ... and {len(ordered) - a.max_lines} more (see {out}/{case}.*.json)")
             report.append("\n".join(lines))
-    text = "\n".join(report)
-    (Path(a.out) / "report.txt").write_text(text + "\n")
-    print(text)
+            classes = Counter(d["known"] for d in divs if d.get("known"))
+            tags = ", ".join(f"{k} x{v}" for k, v in sorted(classes.items()))
+            brief.append(report[-1] if unknown else f"{case}.ics (known only: {tags})")
+    (Path(a.out) / "report.txt").write_text("\n".join(report) + "\n")
+    print("\n".join(brief))       # full detail of accepted ones is in report.txt
     if known_count:
         print("differential: accepted documented divergences: "
               + ", ".join(f"{k} x{v}" for k, v in sorted(known_count.items())))

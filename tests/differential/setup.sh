@@ -8,7 +8,7 @@ root="$(cd "$here/../.." && pwd)"
 venv="${KAIROS_PYENV:-$root/target/pyenv}"
 req="$here/requirements.txt"
 stamp="$venv/.requirements.sha256"
-want="$(sha256sum "$req" | cut -d' ' -f1)"
+want="$( (sha256sum "$req" 2>/dev/null || shasum -a 256 "$req") | cut -d' ' -f1)"
 if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     exit 0
 fi

@@ -204,16 +204,25 @@ fn series_alarms<'a>(
     limits: &Limits,
     out: &mut Vec<AlarmHit<'a>>,
 ) -> Result<(), Error> {
+    if s.master
+        .iter()
+        .chain(s.overrides.iter())
+        .all(|e| e.alarms.is_empty())
+    {
+        // Nothing can go off: do not pay for (or fail on) expanding the series.
+        return Ok(());
+    }
     let (lo, hi) = reach(s);
+    // `REPEAT` × `DURATION` can reach millions of years, past what chrono can
+    // represent; no occurrence is that far out (DTSTART is in years 0–9999,
+    // overrides move it by less than 10,000 years), so widen by at most this.
+    let far = Duration::days(100_000 * 366);
+    let (lo, hi) = (lo.max(-far), hi.min(far));
     let mut occs = Vec::new();
     series_occurrences(s, from - hi, to - lo, floating, limits, &mut occs)?;
-    for occ in &occs {
-        // Absolute alarms of a master are counted once, with its first
-        // occurrence (below), not with every occurrence.
-        let inherited = s.master.is_some_and(|m| std::ptr::eq(m, occ.event));
-        let wanted = |a: &Alarm| !(inherited && matches!(a.trigger, Trigger::Absolute(_)));
-        push_hits(occ, from, to, floating, wanted, out);
-    }
+    let first_new = out.len();
+    // The master's absolute alarms first, so that a copy on an override is the
+    // one dropped below.
     if let Some(master) = s.master {
         let first = crate::query::first_occurrence(master, floating);
         push_hits(
@@ -225,6 +234,36 @@ fn series_alarms<'a>(
             out,
         );
     }
+    for occ in &occs {
+        // An absolute alarm goes off once (§3.8.6.3): with the occurrence of
+        // the component that carries it — a master's first occurrence (below),
+        // an override's own — not with every occurrence that inherits it.
+        let own = occ.event.recurrence_id.is_some()
+            && occ.recurrence_id.map(|r| r.instant)
+                == occ.event.recurrence_id.map(|w| w.instant(floating));
+        let wanted = |a: &Alarm| own || !matches!(a.trigger, Trigger::Absolute(_));
+        push_hits(occ, from, to, floating, wanted, out);
+        // Each occurrence can add `REPEAT` + 1 hits per alarm: check as we go,
+        // not once per series, or memory runs out before the check is reached.
+        if out.len() > limits.max_results {
+            return Err(too_many(limits));
+        }
+    }
+    // Overrides often carry a verbatim copy of the master's absolute alarm:
+    // the same instant, action and text is one reminder, not several.
+    let mut seen = std::collections::HashSet::new();
+    let mut idx = 0;
+    out.retain(|h| {
+        idx += 1;
+        idx <= first_new
+            || !matches!(h.alarm.trigger, Trigger::Absolute(_))
+            || seen.insert((
+                h.trigger,
+                h.repetition,
+                h.alarm.action.clone(),
+                h.alarm.description.clone(),
+            ))
+    });
     Ok(())
 }
 

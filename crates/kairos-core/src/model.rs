@@ -160,6 +160,9 @@ pub struct Event {
     pub exrules: Vec<Rule>,
     /// `RDATE` values (periods keep their start).
     pub rdates: Vec<When>,
+    /// `RDATE;VALUE=PERIOD` entries: their start (also in `rdates`) and their
+    /// own end, which overrides the event's length for that instance (§3.8.5.2).
+    pub rdate_periods: Vec<(When, End)>,
     /// `EXDATE` values.
     pub exdates: Vec<When>,
     /// `VALARM`s in file order; the index is their identity when they have no UID.

@@ -10,7 +10,7 @@ use chrono_tz::Tz;
 use crate::error::{Error, Limits};
 use crate::model::{Calendar, End, Event, When, Zone};
 use crate::recur::originals;
-use crate::time::{add, rfc3339};
+use crate::time::{add, resolve_local, rfc3339, tz_of};
 
 /// A point in time together with how it should be shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,6 +133,19 @@ fn end_for(ev: &Event, start: Moment, floating: Tz) -> Option<Moment> {
 
 /// The occurrence at original start `orig` of `master`, with data from `data`
 /// (the master itself or a `THISANDFUTURE` override) moved by `shift`.
+/// `t` moved by `shift` on the wall clock of `zone`: a series moved from
+/// Sunday 10:00 to Saturday 11:00 stays at 11:00 across DST (§3.8.4.4
+/// "rescheduled by the same time difference", read as people read clocks).
+fn shifted(t: DateTime<Utc>, shift: Duration, zone: Zone, floating: Tz) -> DateTime<Utc> {
+    if shift.is_zero() {
+        return t;
+    }
+    let local = t.with_timezone(&tz_of(zone, floating)).naive_local();
+    local
+        .checked_add_signed(shift)
+        .map_or(t, |l| resolve_local(l, zone, floating))
+}
+
 fn occurrence_of<'a>(
     master: &Event,
     data: &'a Event,
@@ -155,11 +168,40 @@ fn occurrence_of<'a>(
             floating,
         ),
         (w, _) => Moment {
-            instant: orig + shift,
+            instant: shifted(orig, shift, master.start.zone(), floating),
             zone: w.zone(),
             date: None,
         },
     };
+    // An `RDATE;VALUE=PERIOD` instance has the length its period gives.
+    let period = std::ptr::eq(master, data)
+        .then(|| {
+            master
+                .rdate_periods
+                .iter()
+                .find(|(p, _)| p.instant(floating) == orig)
+        })
+        .flatten();
+    if let Some((_, end)) = period {
+        let end = match *end {
+            End::At(w) => Moment {
+                instant: w.instant(floating),
+                zone: w.zone(),
+                date: w.is_date().then(|| w.local().date()),
+            },
+            End::For(d) => Moment {
+                instant: add(start.instant, d, start.zone, floating),
+                zone: start.zone,
+                date: None,
+            },
+        };
+        return Occurrence {
+            event: data,
+            recurrence_id: Some(rid),
+            start,
+            end: Some(end),
+        };
+    }
     Occurrence {
         event: data,
         recurrence_id: Some(rid),
@@ -219,7 +261,11 @@ pub(crate) fn series_occurrences<'a>(
         let rid = rid.instant(floating);
         exact.insert(rid, ov);
         if ov.this_and_future {
-            future.push((rid, start_of(ov, floating).instant - rid, ov));
+            // The shift is measured on the series' wall clock (see `shifted`).
+            let zone = s.master.map_or(ov.start.zone(), |m| m.start.zone());
+            let tz = tz_of(zone, floating);
+            let wall = |t: DateTime<Utc>| t.with_timezone(&tz).naive_local();
+            future.push((rid, wall(start_of(ov, floating).instant) - wall(rid), ov));
         }
         let occ = override_occurrence(ov, floating);
         if !is_cancelled(ov) && occ.start.instant >= from && occ.start.instant < to {

@@ -73,15 +73,24 @@ pub fn resolve_local(local: NaiveDateTime, zone: Zone, floating: Tz) -> DateTime
             // Walk back to the last wall-clock time before the gap (gaps are at most
             // a day long, e.g. Pacific/Apia 2011-12-30) and use its offset.
             let mut probe = local;
+            // Besides gaps, this is where times at the very ends of chrono's
+            // range land (their UTC instant is out of range), so every step
+            // is checked: such a time is read as UTC below.
             for _ in 0..(48 * 4) {
-                probe -= Duration::minutes(15);
+                let Some(p) = probe.checked_sub_signed(Duration::minutes(15)) else {
+                    break;
+                };
+                probe = p;
                 if let Some(t) = tz.from_local_datetime(&probe).latest() {
                     let off = i64::from(t.offset().fix().local_minus_utc());
-                    return (local - Duration::seconds(off)).and_utc();
+                    if let Some(utc) = local.checked_sub_signed(Duration::seconds(off)) {
+                        return utc.and_utc();
+                    }
+                    break;
                 }
             }
-            // Unreachable for real zone data; reading as UTC is the least bad
-            // answer and never panics.
+            // Unreachable for real zone data within chrono's range; reading as
+            // UTC is the least bad answer and never panics.
             local.and_utc()
         }
     }

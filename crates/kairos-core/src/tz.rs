@@ -207,16 +207,28 @@ fn match_rules(block: &Component) -> Result<Option<Tz>, Error> {
         return Ok(None);
     }
     let guess = block.prop("TZID").and_then(|p| by_name(&p.value));
+    // A zone below MIN_AGREEMENT is never chosen, so stop counting its points
+    // as soon as its misses rule it out (scored 0): most zones are out within
+    // the first few hundred points, which makes matching ~10x cheaper.
+    #[allow(clippy::cast_precision_loss)] // counts are a few thousand
+    let ruled_out =
+        |misses: usize| ((points.len() - misses) as f64 / points.len() as f64) < MIN_AGREEMENT;
     let score = |tz: Tz| {
-        points
-            .iter()
-            .filter(|(t, o)| {
-                tz.offset_from_utc_datetime(&t.naive_utc())
-                    .fix()
-                    .local_minus_utc()
-                    == *o
-            })
-            .count()
+        let mut misses = 0;
+        for (t, o) in &points {
+            if tz
+                .offset_from_utc_datetime(&t.naive_utc())
+                .fix()
+                .local_minus_utc()
+                != *o
+            {
+                misses += 1;
+                if ruled_out(misses) {
+                    return 0;
+                }
+            }
+        }
+        points.len() - misses
     };
     // Rank among equal scores: a well-known zone people recognise, then any
     // canonical name, then the rest (all give the same offsets anyway).

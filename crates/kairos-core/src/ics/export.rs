@@ -143,7 +143,21 @@ fn event(out: &mut String, e: &Event, stamp: DateTime<Utc>) {
         push_folded(out, &format!("EXRULE:{}", r.source));
     }
     for d in &e.rdates {
-        push_folded(out, &when_prop("RDATE", d));
+        match e.rdate_periods.iter().find(|(start, _)| start == d) {
+            Some((start, end)) => {
+                let end = match end {
+                    End::At(w) => when_prop("X", w)
+                        .rsplit(':')
+                        .next()
+                        .unwrap_or_default()
+                        .to_owned(),
+                    End::For(dur) => duration(*dur),
+                };
+                let start = when_prop("RDATE", start).replacen("RDATE", "RDATE;VALUE=PERIOD", 1);
+                push_folded(out, &format!("{start}/{end}"));
+            }
+            None => push_folded(out, &when_prop("RDATE", d)),
+        }
     }
     for d in &e.exdates {
         push_folded(out, &when_prop("EXDATE", d));

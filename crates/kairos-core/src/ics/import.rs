@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
+use chrono::Datelike;
 use chrono_tz::Tz;
 
 use super::lexer::{self, Component, Property};
@@ -126,6 +127,24 @@ fn when_list(p: &Property, zones: &HashMap<String, Tz>) -> Result<Vec<When>, Err
         .collect()
 }
 
+/// The `start/end` and `start/duration` values of an `RDATE;VALUE=PERIOD`.
+fn periods(p: &Property, zones: &HashMap<String, Tz>) -> Result<Vec<(When, End)>, Error> {
+    let mut out = Vec::new();
+    for v in values::split_list(&p.value) {
+        let Some((start, end)) = v.split_once('/') else {
+            continue;
+        };
+        let start = when_value(p, start, zones)?;
+        let end = if end.trim_start().starts_with(['P', 'p', '+', '-']) {
+            End::For(values::duration(end).map_err(|m| err(p, m))?)
+        } else {
+            End::At(when_value(p, end, zones)?)
+        };
+        out.push((start, end));
+    }
+    Ok(out)
+}
+
 fn once<'a>(c: &'a Component, name: &'a str) -> Result<Option<&'a Property>, Error> {
     let mut it = c.props_named(name);
     let first = it.next();
@@ -195,6 +214,7 @@ fn event(c: &Component, zones: &HashMap<String, Tz>) -> Result<Event, Error> {
         rrules: Vec::new(),
         exrules: Vec::new(),
         rdates: Vec::new(),
+        rdate_periods: Vec::new(),
         exdates: Vec::new(),
         alarms: Vec::new(),
         extra: Vec::new(),
@@ -235,7 +255,10 @@ fn event(c: &Component, zones: &HashMap<String, Tz>) -> Result<Event, Error> {
             }
             "RRULE" => ev.rrules.push(rule(p, start)?),
             "EXRULE" => ev.exrules.push(rule(p, start)?),
-            "RDATE" => ev.rdates.extend(when_list(p, zones)?),
+            "RDATE" => {
+                ev.rdates.extend(when_list(p, zones)?);
+                ev.rdate_periods.extend(periods(p, zones)?);
+            }
             "EXDATE" => ev.exdates.extend(when_list(p, zones)?),
             "RECURRENCE-ID" => {
                 ev.recurrence_id = Some(when(p, zones)?);
@@ -274,6 +297,14 @@ fn alarm(c: &Component, zones: &HashMap<String, Tz>) -> Result<Alarm, Error> {
     {
         match when(trig, zones)? {
             When::Date(_) => return Err(err(trig, "an absolute TRIGGER must be a DATE-TIME")),
+            // It is kept (and written back) in UTC, which a zone's offset can
+            // push outside the years 0000–9999 that DATE-TIME can write.
+            w if !(0..=9999).contains(&w.instant(Tz::UTC).year()) => {
+                return Err(err(
+                    trig,
+                    "the TRIGGER falls outside the years 0000-9999 in UTC",
+                ));
+            }
             w => Trigger::Absolute(w.instant(Tz::UTC)),
         }
     } else {
