@@ -92,6 +92,11 @@ impl Rule {
         dtstart: NaiveDateTime,
         until_of: impl FnOnce(&str) -> Result<Until, String>,
     ) -> Result<Self, String> {
+        // Every valid rule is ASCII, and the `rrule` crate slices some parts by
+        // byte offsets assuming so (a BYDAY of `-ϴR` panics inside it).
+        if let Some(c) = value.chars().find(|c| !c.is_ascii()) {
+            return Err(format!("unexpected character {c:?} in the rule"));
+        }
         let mut parts: Vec<(String, String)> = Vec::new();
         let mut until_raw = None;
         for piece in value.trim().split(';').filter(|p| !p.is_empty()) {
