@@ -251,19 +251,19 @@ fn series_alarms<'a>(
     }
     // Overrides often carry a verbatim copy of the master's absolute alarm:
     // the same instant, action and text is one reminder, not several.
+    // Only this series' hits: the rest of `out` was deduplicated already, and
+    // walking it again per series made `alarms()` quadratic.
     let mut seen = std::collections::HashSet::new();
-    let mut idx = 0;
-    out.retain(|h| {
-        idx += 1;
-        idx <= first_new
-            || !matches!(h.alarm.trigger, Trigger::Absolute(_))
+    let mine = out.split_off(first_new);
+    out.extend(mine.into_iter().filter(|h| {
+        !matches!(h.alarm.trigger, Trigger::Absolute(_))
             || seen.insert((
                 h.trigger,
                 h.repetition,
                 h.alarm.action.clone(),
                 h.alarm.description.clone(),
             ))
-    });
+    }));
     Ok(())
 }
 
