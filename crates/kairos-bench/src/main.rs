@@ -81,6 +81,63 @@ fn timed<T>(runs: usize, mut f: impl FnMut() -> Result<T>) -> Result<(Timing, T)
     Ok((Timing { wall, cpu }, last))
 }
 
+/// 5. The same question asked of a built index (`alarms::Upcoming`, what a
+/// long-running process keeps): one build, then each query walks forward to
+/// the trigger after the previous one, as a reminder loop does.
+fn upcoming(
+    cal: &kairos_core::model::Calendar,
+    args: &Args,
+    expected: Option<&alarms::AlarmHit<'_>>,
+    floating: chrono_tz::Tz,
+    limits: &kairos_core::Limits,
+) -> Result<()> {
+    let (t_build, mut up) = timed(3, || {
+        Ok(alarms::Upcoming::new(cal, args.now, floating, limits)?)
+    })?;
+    println!(
+        "Upcoming index build over {} events: {}",
+        cal.events.len(),
+        t_build.summary()
+    );
+    let mut wall = Vec::with_capacity(args.next_runs);
+    let mut after = args.now;
+    let cpu0 = report::cpu_time();
+    for i in 0..args.next_runs.max(1) {
+        let t0 = Instant::now();
+        let hit = up.next_after(after)?;
+        wall.push(t0.elapsed());
+        let Some(hit) = hit else { break };
+        if i == 0 && expected.map(|e| (e.trigger, e.key("b"))) != Some((hit.trigger, hit.key("b")))
+        {
+            println!(
+                "WARNING: Upcoming disagrees with next_alarm at {}",
+                args.now
+            );
+        }
+        after = hit.trigger + chrono::Duration::seconds(1);
+    }
+    let runs = u32::try_from(wall.len()).unwrap_or(u32::MAX).max(1);
+    let cpu = cpu0
+        .zip(report::cpu_time())
+        .map(|(a, b)| b.saturating_sub(a) / runs);
+    let t = report::Timing { wall, cpu };
+    let p99 = report::percentile(&t.wall, 99);
+    println!(
+        "Upcoming::next_after, walking {} triggers forward: {}",
+        t.wall.len(),
+        t.percentiles()
+    );
+    println!(
+        "  target p99 < 10 ms: {}",
+        if p99 < Duration::from_millis(10) {
+            "met".to_owned()
+        } else {
+            format!("NOT met ({})", fmt_dur(p99))
+        }
+    );
+    Ok(())
+}
+
 fn workspace() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     root.canonicalize().unwrap_or(root)
@@ -197,6 +254,7 @@ fn main() -> Result<()> {
         }
     );
     report::check_next(next.as_ref(), &cal, args.now, to, floating, &limits)?;
+    upcoming(&cal, &args, next.as_ref(), floating, &limits)?;
     if args.breakdown {
         breakdown::sorts(&occ, &hits, args.runs);
         breakdown::run(&cal, &specs, args.now, floating, &limits, args.runs)?;

@@ -8,6 +8,7 @@ use chrono_tz::Tz;
 
 use crate::error::{Error, Limits};
 use crate::model::{Alarm, Calendar, Related, Trigger};
+use crate::order::ticks;
 use crate::query::{Occurrence, Series, check_window, series, series_occurrences, too_many};
 use crate::time::{Dur, add};
 
@@ -49,7 +50,7 @@ impl fmt::Display for InstanceKey {
 }
 
 /// One trigger of one alarm of one occurrence.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct AlarmHit<'a> {
     /// The occurrence it belongs to.
     pub occurrence: Occurrence<'a>,
@@ -173,19 +174,29 @@ pub fn alarms<'a>(
     limits: &Limits,
 ) -> Result<Vec<AlarmHit<'a>>, Error> {
     check_window(from, to)?;
+    let all = series(cal);
+    let ranks = crate::order::uid_ranks(&all);
     let mut out = Vec::new();
-    for s in series(cal) {
-        series_alarms(&s, from, to, floating, limits, &mut out)?;
+    let mut rank_of = Vec::new();
+    for (s, &rank) in all.iter().zip(&ranks) {
+        series_alarms(s, from, to, floating, limits, &mut out)?;
         if out.len() > limits.max_results {
             return Err(too_many(limits));
         }
+        rank_of.resize(out.len(), rank);
     }
-    out.sort_by(|a, b| order(a).cmp(&order(b)));
+    // Same order as `order`, with the UID replaced by its rank.
+    crate::order::sort_by_small_key(&mut out, |i, h| {
+        let occ = ticks(h.occurrence.start.instant);
+        (ticks(h.trigger), rank_of[i], occ, h.index, h.repetition)
+    });
     Ok(out)
 }
 
 /// The sort key of a hit: trigger, then UID, then which occurrence and alarm.
-fn order<'h>(h: &'h AlarmHit<'_>) -> (DateTime<Utc>, &'h str, DateTime<Utc>, usize, u32) {
+pub(crate) fn order<'h>(
+    h: &'h AlarmHit<'_>,
+) -> (DateTime<Utc>, &'h str, DateTime<Utc>, usize, u32) {
     (
         h.trigger,
         &h.occurrence.event.uid,
@@ -196,7 +207,7 @@ fn order<'h>(h: &'h AlarmHit<'_>) -> (DateTime<Utc>, &'h str, DateTime<Utc>, usi
 }
 
 /// Pushes the triggers of one series that fall in `[from, to)`.
-fn series_alarms<'a>(
+pub(crate) fn series_alarms<'a>(
     s: &Series<'a>,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
@@ -267,50 +278,7 @@ fn series_alarms<'a>(
     Ok(())
 }
 
-/// How far ahead [`next_alarm`] looks before giving up on a series: beyond
-/// any calendar a person keeps.
-const NEXT_HORIZON_DAYS: i64 = 400 * 366;
-
-/// The first alarm trigger at or after `after`, over the whole calendar.
-///
-/// Each series is searched in windows that grow eightfold (8 days, 64 days, …)
-/// up to [`NEXT_HORIZON_DAYS`], and never past the best trigger found so far,
-/// so a calendar of busy series costs about one short window per series.
-///
-/// # Errors
-/// An expansion beyond `limits`.
-pub fn next_alarm<'a>(
-    cal: &'a Calendar,
-    after: DateTime<Utc>,
-    floating: Tz,
-    limits: &Limits,
-) -> Result<Option<AlarmHit<'a>>, Error> {
-    let horizon = after + Duration::days(NEXT_HORIZON_DAYS);
-    let mut best: Option<AlarmHit<'a>> = None;
-    let mut found = Vec::new();
-    for s in series(cal) {
-        let mut span = Duration::days(8);
-        loop {
-            let limit = best
-                .as_ref()
-                .map_or(horizon, |b| b.trigger + Duration::seconds(1));
-            let to = (after + span).min(limit);
-            found.clear();
-            series_alarms(&s, after, to, floating, limits, &mut found)?;
-            if let Some(h) = found.drain(..).min_by(|a, b| order(a).cmp(&order(b))) {
-                if best.as_ref().is_none_or(|b| order(&h) < order(b)) {
-                    best = Some(h);
-                }
-                break;
-            }
-            if to >= limit {
-                break;
-            }
-            span = span * 8;
-        }
-    }
-    Ok(best)
-}
+pub use crate::upcoming::{Upcoming, next_alarm};
 
 fn push_hits<'a>(
     occ: &Occurrence<'a>,

@@ -32,9 +32,11 @@ pub mod error;
 pub mod fuzzing;
 pub mod ics;
 pub mod model;
+mod order;
 pub mod query;
 pub mod recur;
 pub mod time;
 pub mod tz;
+mod upcoming;
 
 pub use error::{Error, Limits};

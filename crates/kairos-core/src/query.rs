@@ -9,8 +9,9 @@ use chrono_tz::Tz;
 
 use crate::error::{Error, Limits};
 use crate::model::{Calendar, End, Event, When, Zone};
+use crate::order::ticks;
 use crate::recur::originals;
-use crate::time::{add, resolve_local, rfc3339, tz_of};
+use crate::time::{Dur, add, resolve_local, rfc3339, tz_of};
 
 /// A point in time together with how it should be shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,25 +106,50 @@ fn start_of(ev: &Event, floating: Tz) -> Moment {
     }
 }
 
-/// The end of an occurrence of `ev` that starts at `start`: `DTEND` keeps its
-/// exact length from `DTSTART` (§3.8.5.3), `DURATION` its nominal one.
-fn end_for(ev: &Event, start: Moment, floating: Tz) -> Option<Moment> {
-    let own = start_of(ev, floating);
-    match (ev.end?, start.date) {
-        (End::At(When::Date(e)), Some(d)) => {
-            let days = (e - own.date.unwrap_or(e)).num_days();
-            Some(Moment::of_date(d + Duration::days(days), floating))
+/// How long an event's occurrences last, worked out once per series (it
+/// costs two zone look-ups, and a series can have a million occurrences).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Length {
+    /// No `DTEND` or `DURATION`.
+    Unknown,
+    /// All-day `DTEND`: so many dates later.
+    Days(i64),
+    /// `DTEND`: the same exact length as `DTSTART`→`DTEND` (§3.8.5.3), shown
+    /// in `DTEND`'s zone.
+    Exact(Duration, Zone),
+    /// `DURATION`: nominal days and exact seconds.
+    Nominal(Dur),
+}
+
+pub(crate) fn length_of(ev: &Event, floating: Tz) -> Length {
+    let own = || start_of(ev, floating);
+    match ev.end {
+        None => Length::Unknown,
+        Some(End::At(When::Date(e))) => Length::Days((e - own().date.unwrap_or(e)).num_days()),
+        Some(End::At(w)) => Length::Exact(w.instant(floating) - own().instant, w.zone()),
+        Some(End::For(d)) => Length::Nominal(d),
+    }
+}
+
+/// The end of an occurrence that starts at `start` and lasts `len`.
+fn end_at(len: Length, start: Moment, floating: Tz) -> Option<Moment> {
+    match (len, start.date) {
+        (Length::Unknown, _) => None,
+        (Length::Days(n), Some(d)) => Some(Moment::of_date(d + Duration::days(n), floating)),
+        (Length::Days(n), None) => Some(Moment {
+            instant: start.instant + Duration::days(n),
+            zone: start.zone,
+            date: None,
+        }),
+        (Length::Exact(len, zone), _) => Some(Moment {
+            instant: start.instant + len,
+            zone,
+            date: None,
+        }),
+        (Length::Nominal(dur), Some(d)) => {
+            Some(Moment::of_date(d + Duration::days(dur.days), floating))
         }
-        (End::At(w), _) => {
-            let len = w.instant(floating) - own.instant;
-            Some(Moment {
-                instant: start.instant + len,
-                zone: w.zone(),
-                date: None,
-            })
-        }
-        (End::For(dur), Some(d)) => Some(Moment::of_date(d + Duration::days(dur.days), floating)),
-        (End::For(dur), None) => Some(Moment {
+        (Length::Nominal(dur), None) => Some(Moment {
             instant: add(start.instant, dur, start.zone, floating),
             zone: start.zone,
             date: None,
@@ -131,8 +157,10 @@ fn end_for(ev: &Event, start: Moment, floating: Tz) -> Option<Moment> {
     }
 }
 
-/// The occurrence at original start `orig` of `master`, with data from `data`
-/// (the master itself or a `THISANDFUTURE` override) moved by `shift`.
+fn end_for(ev: &Event, start: Moment, floating: Tz) -> Option<Moment> {
+    end_at(length_of(ev, floating), start, floating)
+}
+
 /// `t` moved by `shift` on the wall clock of `zone`: a series moved from
 /// Sunday 10:00 to Saturday 11:00 stays at 11:00 across DST (§3.8.4.4
 /// "rescheduled by the same time difference", read as people read clocks).
@@ -150,7 +178,7 @@ fn occurrence_of<'a>(
     master: &Event,
     data: &'a Event,
     orig: DateTime<Utc>,
-    shift: Duration,
+    (shift, len): (Duration, Length),
     floating: Tz,
 ) -> Occurrence<'a> {
     let rid = match master.start {
@@ -206,7 +234,7 @@ fn occurrence_of<'a>(
         event: data,
         recurrence_id: Some(rid),
         start,
-        end: end_for(data, start, floating),
+        end: end_at(len, start, floating),
     }
 }
 
@@ -253,7 +281,7 @@ pub(crate) fn series_occurrences<'a>(
     out: &mut Vec<Occurrence<'a>>,
 ) -> Result<(), Error> {
     let mut exact: HashMap<DateTime<Utc>, &Event> = HashMap::new();
-    let mut future: Vec<(DateTime<Utc>, Duration, &Event)> = Vec::new();
+    let mut future: Vec<(DateTime<Utc>, Duration, &Event, Length)> = Vec::new();
     for ov in &s.overrides {
         let Some(rid) = ov.recurrence_id else {
             continue;
@@ -265,14 +293,15 @@ pub(crate) fn series_occurrences<'a>(
             let zone = s.master.map_or(ov.start.zone(), |m| m.start.zone());
             let tz = tz_of(zone, floating);
             let wall = |t: DateTime<Utc>| t.with_timezone(&tz).naive_local();
-            future.push((rid, wall(start_of(ov, floating).instant) - wall(rid), ov));
+            let shift = wall(start_of(ov, floating).instant) - wall(rid);
+            future.push((rid, shift, ov, length_of(ov, floating)));
         }
         let occ = override_occurrence(ov, floating);
         if !is_cancelled(ov) && occ.start.instant >= from && occ.start.instant < to {
             out.push(occ);
         }
     }
-    future.sort_by_key(|(rid, _, _)| *rid);
+    future.sort_by_key(|(rid, ..)| *rid);
     let Some(master) = s.master else {
         return Ok(());
     };
@@ -288,10 +317,11 @@ pub(crate) fn series_occurrences<'a>(
     }
     let reach = future
         .iter()
-        .map(|(_, d, _)| d.num_seconds().abs())
+        .map(|(_, d, ..)| d.num_seconds().abs())
         .max()
         .unwrap_or(0);
     let reach = Duration::seconds(reach);
+    let master_len = length_of(master, floating);
     let mut it = originals(master, from - reach, floating, limits.max_steps_per_event);
     for orig in it.by_ref() {
         if orig >= to + reach {
@@ -300,15 +330,15 @@ pub(crate) fn series_occurrences<'a>(
         if exact.contains_key(&orig) {
             continue; // already pushed as its override
         }
-        let idx = future.partition_point(|(rid, _, _)| *rid <= orig);
-        let (data, shift) = match idx.checked_sub(1).map(|i| future[i]) {
-            Some((_, shift, ov)) => (ov, shift),
-            None => (master, Duration::zero()),
+        let idx = future.partition_point(|(rid, ..)| *rid <= orig);
+        let (data, how) = match idx.checked_sub(1).map(|i| future[i]) {
+            Some((_, shift, ov, len)) => (ov, (shift, len)),
+            None => (master, (Duration::zero(), master_len)),
         };
         if is_cancelled(data) && data.recurrence_id.is_some() {
             continue;
         }
-        let occ = occurrence_of(master, data, orig, shift, floating);
+        let occ = occurrence_of(master, data, orig, how, floating);
         if occ.start.instant >= from && occ.start.instant < to {
             out.push(occ);
             if out.len() > limits.max_results {
@@ -354,24 +384,21 @@ pub fn occurrences<'a>(
     limits: &Limits,
 ) -> Result<Vec<Occurrence<'a>>, Error> {
     check_window(from, to)?;
+    let all = series(cal);
+    let ranks = crate::order::uid_ranks(&all);
     let mut out = Vec::new();
-    for s in series(cal) {
-        series_occurrences(&s, from, to, floating, limits, &mut out)?;
+    let mut rank_of = Vec::new();
+    for (s, &rank) in all.iter().zip(&ranks) {
+        series_occurrences(s, from, to, floating, limits, &mut out)?;
         if out.len() > limits.max_results {
             return Err(too_many(limits));
         }
+        rank_of.resize(out.len(), rank);
     }
-    out.sort_by(|a, b| {
-        (
-            a.start.instant,
-            &a.event.uid,
-            a.recurrence_id.map(|r| r.instant),
-        )
-            .cmp(&(
-                b.start.instant,
-                &b.event.uid,
-                b.recurrence_id.map(|r| r.instant),
-            ))
+    // (start, uid, original start) identifies an occurrence.
+    crate::order::sort_by_small_key(&mut out, |i, o| {
+        let rid = o.recurrence_id.map_or(i128::MIN, |r| ticks(r.instant));
+        (ticks(o.start.instant), rank_of[i], rid)
     });
     Ok(out)
 }

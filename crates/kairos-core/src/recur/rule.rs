@@ -37,6 +37,20 @@ pub struct Rule {
     pub count: Option<u32>,
     /// `UNTIL`, if any.
     pub until: Option<Until>,
+    /// The rule as the `rrule` crate takes it, parsed once (parsing its text
+    /// form on every query was a sixth of `next_alarm`'s time).
+    plain: Prepared,
+    /// The same with the parts `DTSTART` implies pinned, for re-anchoring
+    /// MONTHLY/YEARLY rules; `None` where they are never re-anchored.
+    pinned: Option<Prepared>,
+}
+
+/// Parts for the `rrule` crate plus the filters we apply to its output.
+#[derive(Debug, Clone)]
+struct Prepared {
+    rule: RRule<Unvalidated>,
+    hours: Vec<u32>,
+    minutes: Vec<u32>,
 }
 
 impl PartialEq for Rule {
@@ -147,24 +161,39 @@ impl Rule {
             return Err("COUNT and UNTIL must not both be given (RFC 5545 §3.3.10)".into());
         }
         let until = until_raw.as_deref().map(until_of).transpose()?;
-        let rule = Self {
+        // Validate the rule as written (all parts), so iteration never fails later.
+        Self::parse_parts(&parts)?
+            .build(dtstart.and_utc().with_timezone(&RTz::UTC))
+            .map_err(|e| format!("{e}"))?;
+        let plain = Self::prepare(freq, &parts)?;
+        let mut rule = Self {
             source: value.trim().to_owned(),
             parts,
             freq,
             interval,
             count,
             until,
+            plain,
+            pinned: None,
         };
-        // Validate now, so that iteration never fails later.
-        Self::build(&rule.parts, dtstart)?;
+        if count.is_none() && matches!(freq, Frequency::Monthly | Frequency::Yearly) {
+            rule.pinned = Self::prepare(freq, &rule.pinned(dtstart)).ok();
+        }
         Ok(rule)
     }
 
-    fn build(parts: &[(String, String)], start: NaiveDateTime) -> Result<rrule::RRuleSet, String> {
+    fn parse_parts(parts: &[(String, String)]) -> Result<RRule<Unvalidated>, String> {
         let text: Vec<String> = parts.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let rule: RRule<Unvalidated> = text.join(";").parse().map_err(|e| format!("{e}"))?;
-        rule.build(start.and_utc().with_timezone(&RTz::UTC))
-            .map_err(|e| format!("{e}"))
+        text.join(";").parse().map_err(|e| format!("{e}"))
+    }
+
+    fn prepare(freq: Frequency, parts: &[(String, String)]) -> Result<Prepared, String> {
+        let (kept, hours, minutes) = Self::split_parts(freq, parts);
+        Ok(Prepared {
+            rule: Self::parse_parts(&kept)?,
+            hours,
+            minutes,
+        })
     }
 
     /// The parts handed to the `rrule` crate, and the hour/minute filters we
@@ -178,14 +207,14 @@ impl Rule {
     /// latter). Those parts are filters (RFC 5545 §3.3.10 table: "Limit") at
     /// these frequencies, so applying them afterwards gives the same set.
     fn split_parts(
-        &self,
+        freq: Frequency,
         parts: &[(String, String)],
     ) -> (Vec<(String, String)>, Vec<u32>, Vec<u32>) {
-        let sub_hourly = matches!(self.freq, Frequency::Minutely | Frequency::Secondly);
+        let sub_hourly = matches!(freq, Frequency::Minutely | Frequency::Secondly);
         let ours = |k: &str| {
             k == "COUNT"
                 || (sub_hourly && k == "BYHOUR")
-                || (self.freq == Frequency::Secondly && k == "BYMINUTE")
+                || (freq == Frequency::Secondly && k == "BYMINUTE")
         };
         let list = |k: &str| -> Vec<u32> {
             parts
@@ -235,9 +264,17 @@ impl Rule {
         } else {
             None
         };
-        let (start, parts) = anchored.unwrap_or_else(|| (dtstart, self.parts.clone()));
-        let (parts, hours, minutes) = self.split_parts(&parts);
-        match Self::build(&parts, start) {
+        let (start, prepared) = match anchored {
+            Some((start, true)) => (start, self.pinned.as_ref().unwrap_or(&self.plain)),
+            Some((start, false)) => (start, &self.plain),
+            None => (dtstart, &self.plain),
+        };
+        let (hours, minutes) = (prepared.hours.clone(), prepared.minutes.clone());
+        match prepared
+            .rule
+            .clone()
+            .build(start.and_utc().with_timezone(&RTz::UTC))
+        {
             // `limit()` ends a rule that can never match (BYMONTH=2;BYMONTHDAY=30)
             // after the crate's bounded search instead of looping forever.
             Ok(set) => Box::new(
@@ -256,11 +293,7 @@ impl Rule {
 
     /// A start moved by whole periods to before `from`, with the implied parts
     /// pinned; `None` when it would not move forward.
-    fn anchor(
-        &self,
-        dtstart: NaiveDateTime,
-        from: NaiveDateTime,
-    ) -> Option<(NaiveDateTime, Vec<(String, String)>)> {
+    fn anchor(&self, dtstart: NaiveDateTime, from: NaiveDateTime) -> Option<(NaiveDateTime, bool)> {
         // Stay at least one period before `from` so the first period is whole.
         let gap = from.signed_duration_since(dtstart);
         let step = i64::from(self.interval);
@@ -291,13 +324,15 @@ impl Rule {
                 };
                 let shifted =
                     first.checked_add_months(Months::new(u32::try_from(k * months_per).ok()?))?;
-                return Some((
-                    shifted.and_time(chrono::NaiveTime::MIN),
-                    self.pinned(dtstart),
-                ));
+                // Only with the implied parts pinned may the start move to a
+                // month's first day.
+                return self
+                    .pinned
+                    .is_some()
+                    .then(|| (shifted.and_time(chrono::NaiveTime::MIN), true));
             }
         };
-        (moved > dtstart).then(|| (moved, self.parts.clone()))
+        (moved > dtstart).then_some((moved, false))
     }
 }
 

@@ -6,3 +6,4 @@ mod interop;
 mod props;
 mod rfc_examples;
 mod support;
+mod upcoming;
