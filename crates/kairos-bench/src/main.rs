@@ -81,7 +81,7 @@ fn timed<T>(runs: usize, mut f: impl FnMut() -> Result<T>) -> Result<(Timing, T)
     Ok((Timing { wall, cpu }, last))
 }
 
-/// 5. The same question asked of a built index (`alarms::Upcoming`, what a
+/// Step 5: the same question asked of a built index (`alarms::Upcoming`, what a
 /// long-running process keeps): one build, then each query walks forward to
 /// the trigger after the previous one, as a reminder loop does.
 fn upcoming(
