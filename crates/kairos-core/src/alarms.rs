@@ -8,7 +8,6 @@ use chrono_tz::Tz;
 
 use crate::error::{Error, Limits};
 use crate::model::{Alarm, Calendar, Related, Trigger};
-use crate::order::ticks;
 use crate::query::{Occurrence, Series, check_window, series, series_occurrences, too_many};
 use crate::time::{Dur, add};
 
@@ -186,10 +185,11 @@ pub fn alarms<'a>(
         rank_of.resize(out.len(), rank);
     }
     // Same order as `order`, with the UID replaced by its rank.
-    crate::order::sort_by_small_key(&mut out, |i, h| {
-        let occ = ticks(h.occurrence.start.instant);
-        (ticks(h.trigger), rank_of[i], occ, h.index, h.repetition)
-    });
+    crate::order::sort_by_time_and_rank(
+        &mut out,
+        |i, h| (h.trigger, rank_of[i]),
+        |h| (h.occurrence.start.instant, h.index, h.repetition),
+    );
     Ok(out)
 }
 

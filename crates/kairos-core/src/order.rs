@@ -28,20 +28,63 @@ pub(crate) fn uid_ranks(series: &[Series<'_>]) -> Vec<u32> {
     ranks
 }
 
-/// `items` in the order of `key`; `key` must identify an item (ties may come
-/// out in any order).
-pub(crate) fn sort_by_small_key<T: Copy, K: Ord + Copy>(
+/// Sorts `items` by `(instant, uid rank)`, then by `rest` among equals.
+///
+/// The common case packs instant and rank into one `u64` (whole seconds of
+/// years 0–9999 need 39 bits, ranks up to 2^25 the rest) and sorts 16-byte
+/// `(key, index)` pairs; only runs of equal keys are compared by `rest`.
+/// Anything that does not fit falls back to comparing the full key.
+pub(crate) fn sort_by_time_and_rank<T: Copy, K: Ord>(
     items: &mut Vec<T>,
-    key: impl Fn(usize, &T) -> K,
+    primary: impl Fn(usize, &T) -> (DateTime<Utc>, u32),
+    rest: impl Fn(&T) -> K,
 ) {
-    let mut keyed: Vec<(K, u32)> = items
+    const OFFSET: i64 = 1 << 36; // > 62,167,219,200 s before 1970 (year 0)
+    let pack = |(t, rank): (DateTime<Utc>, u32)| -> Option<u64> {
+        let secs = u64::try_from(t.timestamp().checked_add(OFFSET)?).ok()?;
+        (t.timestamp_subsec_nanos() == 0 && secs < (1 << 39) && rank < (1 << 25))
+            .then_some(secs << 25 | u64::from(rank))
+    };
+    // Results are capped far below u32::MAX (Limits::max_results).
+    let index = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
+    let packed: Option<Vec<(u64, u32)>> = items
         .iter()
         .enumerate()
-        // Results are capped far below u32::MAX (Limits::max_results).
-        .map(|(i, t)| (key(i, t), u32::try_from(i).unwrap_or(u32::MAX)))
+        .map(|(i, t)| pack(primary(i, t)).map(|k| (k, index(i))))
         .collect();
-    keyed.sort_unstable();
-    *items = keyed.into_iter().map(|(_, i)| items[i as usize]).collect();
+    let order: Vec<u32> = match packed {
+        Some(mut keyed) => {
+            keyed.sort_unstable();
+            let mut start = 0;
+            while start < keyed.len() {
+                let end = start
+                    + keyed[start..]
+                        .iter()
+                        .take_while(|(k, _)| *k == keyed[start].0)
+                        .count();
+                if end - start > 1 {
+                    keyed[start..end].sort_by(|a, b| {
+                        rest(&items[a.1 as usize]).cmp(&rest(&items[b.1 as usize]))
+                    });
+                }
+                start = end;
+            }
+            keyed.into_iter().map(|(_, i)| i).collect()
+        }
+        None => {
+            let mut keyed: Vec<(i128, u32, K, u32)> = items
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let (at, rank) = primary(i, t);
+                    (ticks(at), rank, rest(t), index(i))
+                })
+                .collect();
+            keyed.sort_unstable();
+            keyed.into_iter().map(|(.., i)| i).collect()
+        }
+    };
+    *items = order.into_iter().map(|i| items[i as usize]).collect();
 }
 
 /// An instant as one integer that orders like it: iCalendar times have whole

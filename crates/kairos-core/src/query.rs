@@ -9,7 +9,6 @@ use chrono_tz::Tz;
 
 use crate::error::{Error, Limits};
 use crate::model::{Calendar, End, Event, When, Zone};
-use crate::order::ticks;
 use crate::recur::originals;
 use crate::time::{Dur, add, resolve_local, rfc3339, tz_of};
 
@@ -396,9 +395,10 @@ pub fn occurrences<'a>(
         rank_of.resize(out.len(), rank);
     }
     // (start, uid, original start) identifies an occurrence.
-    crate::order::sort_by_small_key(&mut out, |i, o| {
-        let rid = o.recurrence_id.map_or(i128::MIN, |r| ticks(r.instant));
-        (ticks(o.start.instant), rank_of[i], rid)
-    });
+    crate::order::sort_by_time_and_rank(
+        &mut out,
+        |i, o| (o.start.instant, rank_of[i]),
+        |o| o.recurrence_id.map(|r| r.instant),
+    );
     Ok(out)
 }

@@ -66,6 +66,9 @@ pub fn tz_of(zone: Zone, floating: Tz) -> Tz {
 #[must_use]
 pub fn resolve_local(local: NaiveDateTime, zone: Zone, floating: Tz) -> DateTime<Utc> {
     let tz = tz_of(zone, floating);
+    if tz == Tz::UTC {
+        return local.and_utc(); // no transitions: skip the zone look-up
+    }
     match tz.from_local_datetime(&local) {
         LocalResult::Single(t) => t.with_timezone(&Utc),
         LocalResult::Ambiguous(first, second) => first.min(second).with_timezone(&Utc),
