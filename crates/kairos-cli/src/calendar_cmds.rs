@@ -26,6 +26,19 @@ pub struct WindowArgs {
     pub tz: Option<String>,
 }
 
+/// A file and a moment.
+#[derive(clap::Args)]
+pub struct NextArgs {
+    /// An iCalendar file (`-` for standard input).
+    pub file: PathBuf,
+    /// Look from here (RFC 3339; default: now).
+    #[arg(long)]
+    pub after: Option<String>,
+    /// Zone for floating times and all-day dates (default: the system zone).
+    #[arg(long)]
+    pub tz: Option<String>,
+}
+
 /// A file to normalise.
 #[derive(clap::Args)]
 pub struct ExportArgs {
@@ -130,21 +143,34 @@ pub fn occurrences(a: &WindowArgs) -> Result<()> {
     print_json(&out)
 }
 
+fn alarm_out(h: &alarms::AlarmHit<'_>, tz: Tz) -> AlarmOut {
+    AlarmOut {
+        uid: h.occurrence.event.uid.clone(),
+        occurrence_start: h.occurrence.start.display(tz),
+        trigger: h.trigger.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        action: h.alarm.action.clone(),
+        summary: h.occurrence.event.summary.clone(),
+    }
+}
+
 /// `kairos alarms`.
 pub fn alarms(a: &WindowArgs) -> Result<()> {
     let (cal, from, to, tz) = window(a)?;
     let hits = alarms::alarms(&cal, from, to, tz, &Limits::default())?;
-    let out: Vec<AlarmOut> = hits
-        .iter()
-        .map(|h| AlarmOut {
-            uid: h.occurrence.event.uid.clone(),
-            occurrence_start: h.occurrence.start.display(tz),
-            trigger: h.trigger.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
-            action: h.alarm.action.clone(),
-            summary: h.occurrence.event.summary.clone(),
-        })
-        .collect();
+    let out: Vec<AlarmOut> = hits.iter().map(|h| alarm_out(h, tz)).collect();
     print_json(&out)
+}
+
+/// `kairos next`.
+pub fn next(a: &NextArgs) -> Result<()> {
+    let tz = floating_zone(a.tz.as_deref())?;
+    let after = match &a.after {
+        Some(s) => instant("--after", s, tz)?,
+        None => Utc::now(),
+    };
+    let cal = load(&a.file)?;
+    let hit = alarms::next_alarm(&cal, after, tz, &Limits::default())?;
+    print_json(&hit.map(|h| alarm_out(&h, tz)))
 }
 
 /// `kairos export`.

@@ -23,6 +23,8 @@ enum Command {
     Occurrences(calendar_cmds::WindowArgs),
     /// Every alarm trigger instant in [FROM, TO), as JSON.
     Alarms(calendar_cmds::WindowArgs),
+    /// The first alarm trigger at or after --after (default: now), as JSON (`null` if none).
+    Next(calendar_cmds::NextArgs),
     /// The coming days' events, for people.
     Agenda(agenda::AgendaArgs),
     /// Reads a file and writes it back as Kairos stores it (normalised iCalendar).
@@ -34,6 +36,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Occurrences(a) => calendar_cmds::occurrences(&a),
         Command::Alarms(a) => calendar_cmds::alarms(&a),
+        Command::Next(a) => calendar_cmds::next(&a),
         Command::Agenda(a) => agenda::run(&a),
         Command::Export(a) => calendar_cmds::export(&a),
     };

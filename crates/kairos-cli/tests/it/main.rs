@@ -272,3 +272,23 @@ fn agenda_prints_days_in_local_time() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(text, "Tue 2026-03-10\n  20:00–21:00  Lunch  @ Cafe\n");
 }
+
+#[test]
+fn next_prints_the_first_trigger_at_or_after_the_moment_or_null() {
+    let ics = wrap(
+        "BEGIN:VEVENT\nUID:p\nSUMMARY:Pill\nDTSTART:20260101T080000Z\nRRULE:FREQ=DAILY;COUNT=3\n\
+         BEGIN:VALARM\nACTION:DISPLAY\nTRIGGER:PT0S\nEND:VALARM\nEND:VEVENT",
+    );
+    let out = kairos(
+        &["next", "-", "--after", "2026-01-02T08:00:01Z"],
+        ics.as_bytes(),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["trigger"], "2026-01-03T08:00:00Z");
+    assert_eq!(v["summary"], "Pill");
+    let out = kairos(
+        &["next", "-", "--after", "2026-01-03T08:00:01Z"],
+        ics.as_bytes(),
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "null");
+}
