@@ -1,0 +1,17 @@
+//! The Kairos reminder engine: fires each reminder at its wall-clock time,
+//! exactly once per (event, occurrence, alarm, channel), through crashes,
+//! restarts, suspend and clock changes.
+//!
+//! This crate knows time, channels and the delivery state machine. It does not
+//! know SQL (that is `kairos-store`) or iCalendar (that is `kairos-core`).
+//!
+//! Pieces so far:
+//! - [`clock`]: time as an input ([`clock::Clock`]);
+//! - [`wake`]: sleeping until a wall-clock instant, woken by clock changes;
+//! - [`channel`]: where reminders go (`stdout`, `command`);
+//! - [`policy`]: catch-up, failure classes and retry backoff.
+
+pub mod channel;
+pub mod clock;
+pub mod policy;
+pub mod wake;

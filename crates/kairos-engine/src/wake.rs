@@ -1,0 +1,179 @@
+//! Sleeping until a *wall-clock* instant.
+//!
+//! tokio's timers run on the monotonic clock, which stops while the machine
+//! is suspended: a naive `sleep_until` fires late by the suspend time. On Linux
+//! [`WallTimer`] arms a `timerfd` on `CLOCK_REALTIME` with `TFD_TIMER_ABSTIME |
+//! TFD_TIMER_CANCEL_ON_SET`: it fires when the real-time clock reaches the
+//! deadline, whether that happens by waiting, by resuming from suspend, or by
+//! the clock being set forward; and it is cancelled (reported as
+//! [`Wake::ClockChanged`]) when the clock is set discontinuously either way,
+//! so the caller can re-plan at once. Elsewhere it waits at most
+//! [`RECHECK`] at a time and re-reads the clock (a bounded recheck).
+
+use std::io;
+
+use chrono::{DateTime, Utc};
+
+/// Longest single wait where no real-time timer is available.
+pub const RECHECK: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Why a wait ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wake {
+    /// The real-time clock reached the deadline.
+    Deadline,
+    /// The real-time clock was set (forwards or backwards): re-plan.
+    ClockChanged,
+    /// The bounded wait elapsed before the deadline (non-Linux fallback).
+    Recheck,
+}
+
+/// A reusable wall-clock timer.
+pub struct WallTimer {
+    #[cfg(target_os = "linux")]
+    fd: tokio::io::unix::AsyncFd<linux::Fd>,
+    #[cfg(not(target_os = "linux"))]
+    deadline: DateTime<Utc>,
+}
+
+impl WallTimer {
+    /// Creates the timer (a `timerfd` on Linux).
+    ///
+    /// # Errors
+    /// The OS refused a timer, or no tokio reactor is running.
+    pub fn new() -> io::Result<Self> {
+        #[cfg(target_os = "linux")]
+        {
+            // `AsyncFd::new` is deprecated (RUSTSEC-2026-0386) because it accepts
+            // any raw fd, owned or not; its replacement is `unsafe`, which this
+            // workspace forbids. `Fd` owns its `TimerFd` and never changes or
+            // closes it while registered, which is the invariant at stake.
+            #[allow(deprecated)]
+            let fd = tokio::io::unix::AsyncFd::new(linux::Fd::new()?)?;
+            Ok(Self { fd })
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            Ok(Self {
+                deadline: DateTime::<Utc>::MAX_UTC,
+            })
+        }
+    }
+
+    /// Arms the timer for `deadline` (replacing any earlier deadline). From
+    /// this moment on a clock change is noticed by the next [`Self::wait`].
+    ///
+    /// # Errors
+    /// The OS timer failed.
+    pub fn arm(&mut self, deadline: DateTime<Utc>) -> io::Result<()> {
+        #[cfg(target_os = "linux")]
+        {
+            self.fd.get_ref().arm(deadline)
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            self.deadline = deadline;
+            Ok(())
+        }
+    }
+
+    /// Waits for the armed deadline, or a clock change.
+    ///
+    /// # Errors
+    /// The OS timer failed.
+    pub async fn wait(&mut self) -> io::Result<Wake> {
+        #[cfg(target_os = "linux")]
+        {
+            loop {
+                let mut guard = self.fd.readable().await?;
+                match guard.get_inner().read() {
+                    Ok(wake) => return Ok(wake),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => guard.clear_ready(),
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            #[allow(clippy::disallowed_methods)]
+            // compares with the real clock the OS timer would use
+            let left = (self.deadline - Utc::now()).to_std().unwrap_or_default();
+            tokio::time::sleep(left.min(RECHECK)).await;
+            Ok(if left <= RECHECK {
+                Wake::Deadline
+            } else {
+                Wake::Recheck
+            })
+        }
+    }
+
+    /// [`Self::arm`] then [`Self::wait`].
+    ///
+    /// # Errors
+    /// The OS timer failed.
+    pub async fn sleep_until(&mut self, deadline: DateTime<Utc>) -> io::Result<Wake> {
+        self.arm(deadline)?;
+        self.wait().await
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use std::io;
+    use std::os::fd::{AsFd, AsRawFd, RawFd};
+
+    use chrono::{DateTime, Utc};
+    use nix::errno::Errno;
+    use nix::sys::time::TimeSpec;
+    use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
+
+    use super::Wake;
+
+    /// `TimerFd` as tokio's `AsyncFd` wants it.
+    pub struct Fd(TimerFd);
+
+    impl AsRawFd for Fd {
+        fn as_raw_fd(&self) -> RawFd {
+            self.0.as_fd().as_raw_fd()
+        }
+    }
+
+    impl Fd {
+        pub fn new() -> io::Result<Self> {
+            let fd = TimerFd::new(
+                ClockId::CLOCK_REALTIME,
+                TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
+            )?;
+            Ok(Self(fd))
+        }
+
+        pub fn arm(&self, deadline: DateTime<Utc>) -> io::Result<()> {
+            // A zero expiry disarms a timerfd; anything at or before the epoch
+            // is "now" for us, so arm it 1 ns after.
+            let secs = deadline.timestamp().max(0);
+            let nanos = if deadline.timestamp() < 0 {
+                1
+            } else {
+                i64::from(deadline.timestamp_subsec_nanos())
+            };
+            let nanos = if secs == 0 && nanos == 0 { 1 } else { nanos };
+            let spec = TimeSpec::new(secs, nanos);
+            let flags =
+                TimerSetTimeFlags::TFD_TIMER_ABSTIME | TimerSetTimeFlags::TFD_TIMER_CANCEL_ON_SET;
+            self.0.set(Expiration::OneShot(spec), flags)?;
+            Ok(())
+        }
+
+        /// One non-blocking read: expired, cancelled by a clock change, or
+        /// `WouldBlock`.
+        pub fn read(&self) -> io::Result<Wake> {
+            let mut buf = [0u8; 8];
+            match nix::unistd::read(self.0.as_fd(), &mut buf) {
+                Ok(_) => Ok(Wake::Deadline),
+                Err(Errno::ECANCELED) => Ok(Wake::ClockChanged),
+                Err(Errno::EAGAIN) => Err(io::ErrorKind::WouldBlock.into()),
+                Err(e) => Err(e.into()),
+            }
+        }
+    }
+}

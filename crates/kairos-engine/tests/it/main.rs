@@ -1,0 +1,5 @@
+//! Integration tests of the engine's parts against the real OS: a real
+//! `timerfd`, real child processes.
+
+mod channels;
+mod wall_timer;

@@ -1,0 +1,85 @@
+//! The wall timer fires at the real-time deadline, not before, and at once
+//! for a deadline in the past. (A clock *change* cannot be provoked here
+//! without changing the machine's clock; that is tested under the daemon.)
+
+use std::time::Duration as StdDuration;
+
+use chrono::{Duration, Utc};
+use kairos_engine::wake::{Wake, WallTimer};
+
+#[tokio::test]
+async fn fires_at_the_deadline_and_not_before() {
+    let mut timer = WallTimer::new().expect("timer");
+    for _ in 0..5 {
+        #[allow(clippy::disallowed_methods)]
+        let deadline = Utc::now() + Duration::milliseconds(40);
+        let woke = tokio::time::timeout(StdDuration::from_secs(5), timer.sleep_until(deadline))
+            .await
+            .expect("fires within 5 s")
+            .expect("timer works");
+        #[allow(clippy::disallowed_methods)]
+        let now = Utc::now();
+        assert_eq!(woke, Wake::Deadline);
+        assert!(now >= deadline, "woke {} early", deadline - now);
+        assert!(
+            now - deadline < Duration::milliseconds(200),
+            "woke {} late",
+            now - deadline
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_deadline_in_the_past_fires_at_once() {
+    let mut timer = WallTimer::new().expect("timer");
+    #[allow(clippy::disallowed_methods)]
+    let past = Utc::now() - Duration::hours(1);
+    let woke = tokio::time::timeout(StdDuration::from_secs(1), timer.sleep_until(past))
+        .await
+        .expect("at once");
+    assert_eq!(woke.expect("timer works"), Wake::Deadline);
+    let epoch = chrono::DateTime::from_timestamp(0, 0).expect("epoch");
+    let woke = tokio::time::timeout(StdDuration::from_secs(1), timer.sleep_until(epoch))
+        .await
+        .expect("at once");
+    assert_eq!(
+        woke.expect("timer works"),
+        Wake::Deadline,
+        "the epoch is not 'disarm'"
+    );
+}
+
+#[tokio::test]
+async fn rearming_replaces_the_previous_deadline() {
+    let mut timer = WallTimer::new().expect("timer");
+    #[allow(clippy::disallowed_methods)]
+    let far = Utc::now() + Duration::hours(1);
+    // Start a long wait, abandon it, and arm a short one on the same timer.
+    let _ = tokio::time::timeout(StdDuration::from_millis(20), timer.sleep_until(far)).await;
+    #[allow(clippy::disallowed_methods)]
+    let near = Utc::now() + Duration::milliseconds(30);
+    let woke = tokio::time::timeout(StdDuration::from_secs(5), timer.sleep_until(near))
+        .await
+        .expect("near fires");
+    assert_eq!(woke.expect("timer works"), Wake::Deadline);
+}
+
+/// Setting the real-time clock (here: to the value it already has, so the
+/// machine's time moves by microseconds at most) cancels the timer, and the
+/// engine hears about it at once instead of sleeping on a stale plan. Needs
+/// CAP_SYS_TIME: tests and CI run as root here.
+#[tokio::test]
+async fn a_clock_change_wakes_the_timer_at_once() {
+    use nix::time::{ClockId, clock_gettime, clock_settime};
+    let mut timer = WallTimer::new().expect("timer");
+    #[allow(clippy::disallowed_methods)]
+    let far = Utc::now() + Duration::hours(1);
+    timer.arm(far).expect("armed");
+    let now = clock_gettime(ClockId::CLOCK_REALTIME).expect("clock");
+    clock_settime(ClockId::CLOCK_REALTIME, now)
+        .expect("setting the clock needs root (CAP_SYS_TIME)");
+    let woke = tokio::time::timeout(StdDuration::from_secs(5), timer.wait())
+        .await
+        .expect("woken within 5 s");
+    assert_eq!(woke.expect("timer works"), Wake::ClockChanged);
+}
