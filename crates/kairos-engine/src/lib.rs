@@ -9,9 +9,13 @@
 //! - [`clock`]: time as an input ([`clock::Clock`]);
 //! - [`wake`]: sleeping until a wall-clock instant, woken by clock changes;
 //! - [`channel`]: where reminders go (`stdout`, `command`);
-//! - [`policy`]: catch-up, failure classes and retry backoff.
+//! - [`policy`]: catch-up, failure classes and retry backoff;
+//! - [`materialise`]: which instances exist, with which keys.
 
 pub mod channel;
 pub mod clock;
+pub mod daemon;
+pub mod engine;
+pub mod materialise;
 pub mod policy;
 pub mod wake;

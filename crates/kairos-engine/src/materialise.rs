@@ -1,0 +1,219 @@
+//! From calendar data to reminder instances: which instances exist in a
+//! window, with which keys. Pure: the engine stores what this computes.
+//!
+//! An instance's key is the core's [`InstanceKey`](kairos_core::alarms::InstanceKey)
+//! plus the event's *schedule fingerprint*: a hash of exactly the fields that
+//! decide when alarms go off (start, end, rules, dates, alarms). Editing the
+//! summary keeps every key, so nothing already delivered is sent again;
+//! moving the event or changing an alarm gives new keys, so the new reminder
+//! fires and the old pending one is dropped.
+
+use std::fmt::Write as _;
+
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use kairos_core::model::{Alarm, Calendar, End, Event, Trigger, When, Zone};
+use kairos_core::{Limits, alarms};
+use serde::{Deserialize, Serialize};
+
+/// What is stored with an instance so it can be delivered without re-reading
+/// the calendar.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Payload {
+    /// Event `UID`.
+    pub uid: String,
+    /// Occurrence start as people read it (RFC 3339 in the event's zone, or a date).
+    pub occurrence_start: String,
+    /// Event summary.
+    pub summary: Option<String>,
+    /// Event location.
+    pub location: Option<String>,
+    /// Calendar name.
+    pub calendar: String,
+}
+
+/// One instance to schedule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Planned {
+    /// Full key: core key + `@` + schedule fingerprint.
+    pub key: String,
+    /// Event `UID`.
+    pub uid: String,
+    /// Original occurrence start (UTC `…Z` or a date), as in the core key.
+    pub occurrence: String,
+    /// Alarm `UID` or `#N`.
+    pub alarm: String,
+    /// Repetition index.
+    pub repetition: u32,
+    /// The event's schedule fingerprint.
+    pub fingerprint: u32,
+    /// When it goes off.
+    pub trigger: DateTime<Utc>,
+    /// What to tell.
+    pub payload: Payload,
+}
+
+fn when(out: &mut String, w: &When) {
+    match w {
+        When::Date(d) => {
+            let _ = write!(out, "D{}", d.format("%Y%m%d"));
+        }
+        When::DateTime { local, zone } => {
+            let z = match zone {
+                Zone::Utc => "Z".to_owned(),
+                Zone::Floating => "F".to_owned(),
+                Zone::Tz(tz) => tz.name().to_owned(),
+            };
+            let _ = write!(out, "T{}{z}", local.format("%Y%m%dT%H%M%S"));
+        }
+    }
+}
+
+fn alarm(out: &mut String, a: &Alarm) {
+    let _ = write!(out, "|A{:?}:{}:{}", a.uid, a.action, a.repeat);
+    match a.trigger {
+        Trigger::Absolute(t) => {
+            let _ = write!(out, "@{}", t.format("%Y%m%dT%H%M%SZ"));
+        }
+        Trigger::Relative { offset, related } => {
+            let _ = write!(
+                out,
+                "{}{:?}",
+                kairos_core::ics::format_duration(offset),
+                related
+            );
+        }
+    }
+    if let Some(i) = a.interval {
+        let _ = write!(out, "/{}", kairos_core::ics::format_duration(i));
+    }
+}
+
+/// FNV-1a over the schedule-relevant fields, written in a fixed text form so
+/// the value does not change with library versions (a changed fingerprint
+/// would re-send delivered reminders).
+#[must_use]
+pub fn fingerprint(ev: &Event) -> u32 {
+    let mut s = String::new();
+    when(&mut s, &ev.start);
+    match &ev.end {
+        Some(End::At(w)) => when(&mut s, w),
+        Some(End::For(d)) => s.push_str(&kairos_core::ics::format_duration(*d)),
+        None => {}
+    }
+    for r in ev.rrules.iter().chain(&ev.exrules) {
+        let _ = write!(s, "|R{}", r.source);
+    }
+    for w in ev.rdates.iter().chain(&ev.exdates) {
+        s.push('|');
+        when(&mut s, w);
+    }
+    if let Some(rid) = &ev.recurrence_id {
+        s.push_str("|I");
+        when(&mut s, rid);
+    }
+    let _ = write!(s, "|{}|{:?}", ev.this_and_future, ev.status);
+    for a in &ev.alarms {
+        alarm(&mut s, a);
+    }
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in s.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    // Fold to 32 bits (the store keeps a u32).
+    #[allow(clippy::cast_possible_truncation)]
+    let folded = (h ^ (h >> 32)) as u32;
+    folded
+}
+
+/// Every instance of `cal`'s alarms with a trigger in `[from, to)`.
+///
+/// # Errors
+/// The core's expansion limits.
+pub fn plan(
+    calendar: &str,
+    cal: &Calendar,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    floating: Tz,
+    limits: &Limits,
+) -> Result<Vec<Planned>, kairos_core::Error> {
+    let hits = alarms::alarms(cal, from, to, floating, limits)?;
+    Ok(hits
+        .iter()
+        .map(|h| {
+            let key = h.key(calendar);
+            let fp = fingerprint(h.occurrence.event);
+            let ev = h.occurrence.event;
+            Planned {
+                key: format!("{key}@{fp:08x}"),
+                uid: key.uid.clone(),
+                occurrence: key.occurrence.clone(),
+                alarm: key.alarm.clone(),
+                repetition: key.repetition,
+                fingerprint: fp,
+                trigger: h.trigger,
+                payload: Payload {
+                    uid: ev.uid.clone(),
+                    occurrence_start: h.occurrence.start.display(floating),
+                    summary: ev.summary.clone(),
+                    location: ev.location.clone(),
+                    calendar: calendar.to_owned(),
+                },
+            }
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(body: &str) -> Event {
+        let text = format!(
+            "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:e\r\n{}\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+            body.replace('\n', "\r\n")
+        );
+        let cal =
+            kairos_core::ics::parse_calendar(text.as_bytes(), &Limits::default()).expect("valid");
+        cal.events.into_iter().next().expect("one event")
+    }
+
+    const BASE: &str = "DTSTART;TZID=Europe/Berlin:20260310T090000\nRRULE:FREQ=DAILY\nSUMMARY:A\n\
+                        BEGIN:VALARM\nACTION:DISPLAY\nTRIGGER:-PT15M\nDESCRIPTION:x\nEND:VALARM";
+
+    #[test]
+    fn editing_text_keeps_the_fingerprint_and_editing_time_changes_it() {
+        let base = fingerprint(&event(BASE));
+        assert_eq!(
+            base,
+            fingerprint(&event(
+                &BASE.replace("SUMMARY:A", "SUMMARY:B\nLOCATION:Room 4")
+            ))
+        );
+        assert_eq!(
+            base,
+            fingerprint(&event(&BASE.replace("DESCRIPTION:x", "DESCRIPTION:y")))
+        );
+        for changed in [
+            BASE.replace("T090000", "T100000"),
+            BASE.replace("Europe/Berlin", "Europe/London"),
+            BASE.replace("FREQ=DAILY", "FREQ=WEEKLY"),
+            BASE.replace("-PT15M", "-PT10M"),
+            format!("{BASE}\nEXDATE;TZID=Europe/Berlin:20260311T090000"),
+        ] {
+            assert_ne!(base, fingerprint(&event(&changed)), "{changed}");
+        }
+    }
+
+    #[test]
+    fn the_fingerprint_is_a_fixed_value_for_a_fixed_event() {
+        // Pinned: if this changes, every stored key changes and delivered
+        // reminders would be sent again after an upgrade.
+        assert_eq!(fingerprint(&event(BASE)), fingerprint(&event(BASE)));
+        assert_eq!(format!("{:08x}", fingerprint(&event(BASE))), PINNED);
+    }
+
+    const PINNED: &str = "745c1657";
+}

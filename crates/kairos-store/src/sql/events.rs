@@ -1,0 +1,179 @@
+//! `calendars` and `events`: what the user wrote, kept verbatim.
+
+use chrono::{DateTime, Utc};
+use rusqlite::ffi::{ErrorCode, SQLITE_CONSTRAINT_FOREIGNKEY};
+use rusqlite::{OptionalExtension, Row, params};
+
+use super::{ms, time_at};
+use crate::error::{At, Result};
+use crate::store::{Reader, Tx};
+use crate::types::{Calendar, CalendarId, StoredEvent};
+
+const EVENT_COLS: &str = "calendar_id, uid, recurrence_id, ics, rule_version, updated_at";
+
+fn event(row: &Row<'_>) -> rusqlite::Result<StoredEvent> {
+    Ok(StoredEvent {
+        calendar: CalendarId(row.get(0)?),
+        uid: row.get(1)?,
+        recurrence_id: row.get(2)?,
+        ics: row.get(3)?,
+        rule_version: row.get(4)?,
+        updated_at: time_at(row, 5)?,
+    })
+}
+
+fn calendar(row: &Row<'_>) -> rusqlite::Result<Calendar> {
+    Ok(Calendar {
+        id: CalendarId(row.get(0)?),
+        name: row.get(1)?,
+        color: row.get(2)?,
+        created_at: time_at(row, 3)?,
+    })
+}
+
+impl Tx<'_> {
+    /// The id of the calendar called `name`, creating it (at `now`) if needed.
+    pub fn ensure_calendar(&self, name: &str, now: DateTime<Utc>) -> Result<CalendarId> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO calendars (name, created_at) VALUES (?1, ?2)
+                 ON CONFLICT (name) DO NOTHING",
+            )
+            .and_then(|mut s| s.execute(params![name, ms(now)]))
+            .at(self.ctx)?;
+        let id = self
+            .conn
+            .query_row("SELECT id FROM calendars WHERE name = ?1", [name], |r| {
+                r.get(0)
+            })
+            .at(self.ctx)?;
+        Ok(CalendarId(id))
+    }
+
+    /// Inserts or replaces one VEVENT (`recurrence_id` `""` for the master).
+    /// Returns whether anything changed: writing the same text and version
+    /// again is a no-op (and keeps `updated_at`).
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::NotFound`] if the calendar does not exist.
+    pub fn put_event(
+        &self,
+        calendar: CalendarId,
+        uid: &str,
+        recurrence_id: &str,
+        ics: &str,
+        rule_version: u32,
+        now: DateTime<Utc>,
+    ) -> Result<bool> {
+        let res = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO events (calendar_id, uid, recurrence_id, ics, rule_version, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT (calendar_id, uid, recurrence_id) DO UPDATE
+                 SET ics = excluded.ics, rule_version = excluded.rule_version,
+                     updated_at = excluded.updated_at
+                 WHERE ics IS NOT excluded.ics OR rule_version IS NOT excluded.rule_version",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    calendar.0,
+                    uid,
+                    recurrence_id,
+                    ics,
+                    rule_version,
+                    ms(now)
+                ])
+            });
+        match res {
+            Ok(n) => Ok(n > 0),
+            Err(e)
+                if e.sqlite_error().is_some_and(|f| {
+                    f.code == ErrorCode::ConstraintViolation
+                        && f.extended_code == SQLITE_CONSTRAINT_FOREIGNKEY
+                }) =>
+            {
+                Err(self.ctx.not_found(format!("calendar {}", calendar.0)))
+            }
+            Err(e) => Err(self.ctx.err(e)),
+        }
+    }
+
+    /// Deletes one VEVENT (`Some(recurrence_id)`, `""` = master) or, with
+    /// `None`, the whole series: master and overrides. Returns how many rows
+    /// went. Instances are not touched: call
+    /// [`Tx::delete_pending_for_event`] in the same transaction.
+    pub fn delete_event(
+        &self,
+        calendar: CalendarId,
+        uid: &str,
+        recurrence_id: Option<&str>,
+    ) -> Result<usize> {
+        self.conn
+            .prepare_cached(
+                "DELETE FROM events WHERE calendar_id = ?1 AND uid = ?2
+                 AND (?3 IS NULL OR recurrence_id = ?3)",
+            )
+            .and_then(|mut s| s.execute(params![calendar.0, uid, recurrence_id]))
+            .at(self.ctx)
+    }
+}
+
+impl Reader<'_> {
+    /// Every calendar, by name.
+    pub fn calendars(&self) -> Result<Vec<Calendar>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id, name, color, created_at FROM calendars ORDER BY name")
+            .at(self.ctx)?;
+        stmt.query_map([], calendar)
+            .and_then(Iterator::collect)
+            .at(self.ctx)
+    }
+
+    /// One VEVENT (`recurrence_id` `""` for the master).
+    pub fn get_event(
+        &self,
+        calendar: CalendarId,
+        uid: &str,
+        recurrence_id: &str,
+    ) -> Result<Option<StoredEvent>> {
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT {EVENT_COLS} FROM events
+                 WHERE calendar_id = ?1 AND uid = ?2 AND recurrence_id = ?3"
+            ))
+            .and_then(|mut s| {
+                s.query_row(params![calendar.0, uid, recurrence_id], event)
+                    .optional()
+            })
+            .at(self.ctx)
+    }
+
+    /// The VEVENTs of one calendar, by UID then master first.
+    pub fn events_of(&self, calendar: CalendarId) -> Result<Vec<StoredEvent>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {EVENT_COLS} FROM events WHERE calendar_id = ?1
+                 ORDER BY uid, recurrence_id"
+            ))
+            .at(self.ctx)?;
+        stmt.query_map([calendar.0], event)
+            .and_then(Iterator::collect)
+            .at(self.ctx)
+    }
+
+    /// Every VEVENT of every calendar.
+    pub fn all_events(&self) -> Result<Vec<StoredEvent>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {EVENT_COLS} FROM events ORDER BY calendar_id, uid, recurrence_id"
+            ))
+            .at(self.ctx)?;
+        stmt.query_map([], event)
+            .and_then(Iterator::collect)
+            .at(self.ctx)
+    }
+}

@@ -1,0 +1,120 @@
+//! Calendars, events and meta: upserts that report change.
+
+use kairos_store::{Store, StoreError};
+
+use crate::support::{store_with_calendar, t, temp_db};
+
+#[test]
+fn ensure_calendar_is_idempotent() {
+    let (_dir, path) = temp_db();
+    let (mut store, work) = store_with_calendar(&path);
+    assert_eq!(store.ensure_calendar("work", t(5)).unwrap(), work);
+    let home = store.ensure_calendar("home", t(5)).unwrap();
+    assert_ne!(home, work);
+    let cals: Vec<_> = store
+        .calendars()
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.name, c.created_at))
+        .collect();
+    assert_eq!(cals, [("home".to_owned(), t(5)), ("work".to_owned(), t(0))]);
+}
+
+#[test]
+fn put_event_reports_whether_anything_changed() {
+    let (_dir, path) = temp_db();
+    let (mut store, cal) = store_with_calendar(&path);
+    assert!(store.put_event(cal, "e", "", "V1", 1, t(0)).unwrap());
+    assert!(
+        !store.put_event(cal, "e", "", "V1", 1, t(1)).unwrap(),
+        "same text and version"
+    );
+    assert_eq!(
+        store.get_event(cal, "e", "").unwrap().unwrap().updated_at,
+        t(0)
+    );
+    assert!(
+        store
+            .put_event(cal, "e", "", "V1 + summary", 1, t(2))
+            .unwrap()
+    );
+    assert!(
+        store
+            .put_event(cal, "e", "", "V1 + summary", 2, t(3))
+            .unwrap()
+    );
+    let e = store.get_event(cal, "e", "").unwrap().unwrap();
+    assert_eq!(
+        (e.ics.as_str(), e.rule_version, e.updated_at),
+        ("V1 + summary", 2, t(3))
+    );
+
+    // An override is its own row; the series is deleted as a whole.
+    assert!(
+        store
+            .put_event(cal, "e", "20260324T090000Z", "OV", 2, t(4))
+            .unwrap()
+    );
+    let home = store.ensure_calendar("home", t(0)).unwrap();
+    assert!(store.put_event(home, "e", "", "HOME", 1, t(4)).unwrap());
+    let rids: Vec<_> = store
+        .events_of(cal)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.recurrence_id)
+        .collect();
+    assert_eq!(rids, ["", "20260324T090000Z"]);
+    assert_eq!(store.all_events().unwrap().len(), 3);
+
+    assert_eq!(
+        store
+            .delete_event(cal, "e", Some("20260324T090000Z"))
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        store
+            .delete_event(cal, "e", Some("20260324T090000Z"))
+            .unwrap(),
+        0
+    );
+    assert!(
+        store
+            .put_event(cal, "e", "20260325T090000Z", "OV2", 2, t(5))
+            .unwrap()
+    );
+    assert_eq!(store.delete_event(cal, "e", None).unwrap(), 2);
+    assert!(store.events_of(cal).unwrap().is_empty());
+    assert_eq!(
+        store.events_of(home).unwrap().len(),
+        1,
+        "other calendar untouched"
+    );
+}
+
+#[test]
+fn meta_values_round_trip_and_persist() {
+    let (_dir, path) = temp_db();
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(store.meta_get("device.id").unwrap(), None);
+    store.meta_set("device.id", "laptop").unwrap();
+    store.meta_set("device.id", "desktop").unwrap();
+    drop(store);
+    let store = Store::open(&path).unwrap();
+    assert_eq!(
+        store.meta_get("device.id").unwrap().as_deref(),
+        Some("desktop")
+    );
+}
+
+#[test]
+fn read_sees_one_snapshot_and_check_passes_on_a_healthy_file() {
+    let (_dir, path) = temp_db();
+    let (mut store, cal) = store_with_calendar(&path);
+    store.put_event(cal, "e", "", "V1", 1, t(0)).unwrap();
+    let (cals, events) = store
+        .read(|r| Ok::<_, StoreError>((r.calendars()?, r.events_of(cal)?)))
+        .unwrap();
+    assert_eq!((cals.len(), events.len()), (1, 1));
+    store.check().unwrap();
+}
