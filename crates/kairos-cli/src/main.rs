@@ -4,6 +4,7 @@
 
 mod agenda;
 mod calendar_cmds;
+mod engine_cmds;
 
 use std::process::ExitCode;
 
@@ -13,6 +14,18 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(name = "kairos", version, about)]
 struct Cli {
+    /// The reminder database (default: $XDG_DATA_HOME/kairos/kairos.db).
+    #[arg(long, global = true)]
+    db: Option<std::path::PathBuf>,
+    /// Test only: run as if the clock were this many seconds ahead.
+    #[arg(
+        long,
+        global = true,
+        default_value_t = 0,
+        hide = true,
+        allow_hyphen_values = true
+    )]
+    clock_offset: i64,
     #[command(subcommand)]
     command: Command,
 }
@@ -29,11 +42,77 @@ enum Command {
     Agenda(agenda::AgendaArgs),
     /// Reads a file and writes it back as Kairos stores it (normalised iCalendar).
     Export(calendar_cmds::ExportArgs),
+    /// Stores a calendar file's events in the database and schedules their reminders.
+    Import {
+        /// An iCalendar file (`-` for standard input).
+        file: std::path::PathBuf,
+        /// Calendar name (default: the file's X-WR-CALNAME, else "default").
+        #[arg(long)]
+        calendar: Option<String>,
+        /// Zone for floating times (default: the system zone).
+        #[arg(long)]
+        tz: Option<String>,
+    },
+    /// Pending reminders in the database, soonest first (JSON lines).
+    Upcoming {
+        /// How many.
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+    },
+    /// Fires reminders at their time until stopped (SIGTERM / Ctrl-C).
+    Daemon {
+        /// Where reminders go: `stdout` (one JSON line each) or `command:CMD`.
+        #[arg(long, default_value = "stdout")]
+        sink: String,
+        /// Zone for floating times (default: the system zone).
+        #[arg(long)]
+        tz: Option<String>,
+    },
+    /// Snoozes a reminder: it fires again DURATION from now (10m, 1h, PT15M).
+    Snooze {
+        /// The reminder's key.
+        key: String,
+        /// How long.
+        duration: String,
+    },
+    /// Dismisses a reminder: it will not fire (again).
+    Dismiss {
+        /// The reminder's key.
+        key: String,
+    },
+    /// Why a reminder fired, did not fire, or will fire when.
+    Why {
+        /// The reminder's key.
+        key: String,
+    },
+    /// Every state change since a moment, and the counters.
+    Log {
+        /// RFC 3339 instant or date.
+        #[arg(long)]
+        since: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let db = cli.db.clone().unwrap_or_else(engine_cmds::default_db);
+    let clock = engine_cmds::clock(cli.clock_offset);
     let result = match cli.command {
+        Command::Import { file, calendar, tz } => engine_cmds::import(
+            &db,
+            &file,
+            calendar.as_deref(),
+            tz.as_deref(),
+            clock.as_ref(),
+        ),
+        Command::Upcoming { limit } => engine_cmds::upcoming(&db, limit),
+        Command::Daemon { sink, tz } => engine_cmds::daemon(&db, &sink, tz.as_deref(), clock),
+        Command::Snooze { key, duration } => {
+            engine_cmds::snooze(&db, &key, &duration, clock.as_ref())
+        }
+        Command::Dismiss { key } => engine_cmds::dismiss(&db, &key, clock.as_ref()),
+        Command::Why { key } => engine_cmds::why(&db, &key),
+        Command::Log { since } => engine_cmds::log(&db, since.as_deref()),
         Command::Occurrences(a) => calendar_cmds::occurrences(&a),
         Command::Alarms(a) => calendar_cmds::alarms(&a),
         Command::Next(a) => calendar_cmds::next(&a),

@@ -95,7 +95,7 @@ pub struct Engine {
     pub stats: Stats,
 }
 
-const MATERIALISED_UNTIL: &str = "materialised_until";
+use crate::import::{MATERIALISED_UNTIL, materialised_until};
 
 impl Engine {
     /// An engine over `store`, delivering to `channels`.
@@ -127,10 +127,7 @@ impl Engine {
     /// Store failures; an event that no longer parses.
     pub fn materialise(&mut self) -> Result<usize, EngineError> {
         let now = self.clock.now();
-        let from = match self.store.meta_get(MATERIALISED_UNTIL)? {
-            Some(v) => DateTime::parse_from_rfc3339(&v).map_or(now, |t| t.with_timezone(&Utc)),
-            None => now,
-        };
+        let from = materialised_until(&self.store)?.unwrap_or(now);
         let to = now + self.config.horizon;
         if from >= to {
             return Ok(0);

@@ -16,6 +16,7 @@ pub mod channel;
 pub mod clock;
 pub mod daemon;
 pub mod engine;
+pub mod import;
 pub mod materialise;
 pub mod policy;
 pub mod wake;

@@ -184,13 +184,11 @@ impl Store {
         &mut self,
         calendar: CalendarId,
         uid: &str,
-        older_than_rule_version: Option<u32>,
+        keep_rule_version: Option<u32>,
         reason: &str,
         now: DateTime<Utc>,
     ) -> Result<usize> {
-        self.write(|tx| {
-            tx.delete_pending_for_event(calendar, uid, older_than_rule_version, reason, now)
-        })
+        self.write(|tx| tx.delete_pending_for_event(calendar, uid, keep_rule_version, reason, now))
     }
     /// See [`Reader::get`].
     pub fn get(&self, key: &str) -> Result<Option<Instance>> {

@@ -1,5 +1,7 @@
 //! The `kairos` binary as scripts see it: exit codes, stdout, stderr.
 
+mod daemon;
+
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 

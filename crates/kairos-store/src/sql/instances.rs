@@ -93,7 +93,8 @@ impl Tx<'_> {
     }
 
     /// Removes the *pending* instances of one event, all of them (`None`) or
-    /// those computed from a `rule_version` below the given one, and writes a
+    /// those computed from any `rule_version` other than the one to keep (the
+    /// engine's versions are schedule fingerprints, not counters), and writes a
     /// "removed" audit row with `reason` for each. Instances in any other
     /// state stay, so one already delivered keeps its key and is never sent
     /// again when the recomputed instance (same key) is inserted.
@@ -101,7 +102,7 @@ impl Tx<'_> {
         &self,
         calendar: CalendarId,
         uid: &str,
-        older_than_rule_version: Option<u32>,
+        keep_rule_version: Option<u32>,
         reason: &str,
         now: DateTime<Utc>,
     ) -> Result<usize> {
@@ -110,14 +111,12 @@ impl Tx<'_> {
             .prepare_cached(
                 "DELETE FROM instances
                  WHERE calendar_id = ?1 AND event_uid = ?2 AND state = 'pending'
-                   AND (?3 IS NULL OR rule_version < ?3)
+                   AND (?3 IS NULL OR rule_version <> ?3)
                  RETURNING key",
             )
             .and_then(|mut s| {
-                s.query_map(params![calendar.0, uid, older_than_rule_version], |r| {
-                    r.get(0)
-                })?
-                .collect()
+                s.query_map(params![calendar.0, uid, keep_rule_version], |r| r.get(0))?
+                    .collect()
             })
             .at(self.ctx)?;
         for key in &keys {

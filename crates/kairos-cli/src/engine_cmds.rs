@@ -1,0 +1,273 @@
+//! The commands that use the reminder database: `import`, `upcoming`,
+//! `daemon`, `snooze`, `dismiss`, `why`, `log`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration as StdDuration;
+
+use anyhow::{Context, Result, bail};
+use chrono::{DateTime, Duration, Utc};
+use kairos_engine::channel::{Channel, CommandChannel, StdoutChannel};
+use kairos_engine::clock::{Clock, SystemClock};
+use kairos_engine::daemon::InstanceLock;
+use kairos_engine::engine::{Config, Engine};
+use kairos_store::{NewInstance, State, Store};
+use serde_json::json;
+
+use crate::calendar_cmds::{floating_zone, instant, load};
+
+/// The default database: `$XDG_DATA_HOME/kairos/kairos.db`.
+pub fn default_db() -> PathBuf {
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    base.join("kairos").join("kairos.db")
+}
+
+fn open(db: &Path) -> Result<Store> {
+    if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    Ok(Store::open(db)?)
+}
+
+/// The clock: the system's, shifted by `--clock-offset` seconds (tests).
+pub fn clock(offset_secs: i64) -> Arc<dyn Clock> {
+    Arc::new(SystemClock::shifted(Duration::seconds(offset_secs)))
+}
+
+/// `kairos import`.
+pub fn import(
+    db: &Path,
+    file: &Path,
+    calendar: Option<&str>,
+    tz: Option<&str>,
+    clock: &dyn Clock,
+) -> Result<()> {
+    let cal = load(file)?;
+    let name = calendar
+        .map(str::to_owned)
+        .or_else(|| cal.name.clone())
+        .unwrap_or_else(|| "default".to_owned());
+    let floating = floating_zone(tz)?;
+    let mut store = open(db)?;
+    let r = kairos_engine::import::import(
+        &mut store,
+        &name,
+        &cal,
+        clock.now(),
+        Config::default().horizon,
+        floating,
+    )?;
+    println!(
+        "{}",
+        json!({"calendar": name, "events": r.events, "changed": r.changed, "dropped": r.dropped, "scheduled": r.scheduled})
+    );
+    Ok(())
+}
+
+/// `kairos upcoming`: pending reminders, soonest first.
+pub fn upcoming(db: &Path, limit: usize) -> Result<()> {
+    let store = open(db)?;
+    for i in store.due(DateTime::<Utc>::MAX_UTC, limit)? {
+        let p: serde_json::Value = serde_json::from_str(&i.payload).unwrap_or_default();
+        println!(
+            "{}",
+            json!({"key": i.key, "trigger": i.trigger_at.to_rfc3339(), "summary": p["summary"], "occurrence_start": p["occurrence_start"]})
+        );
+    }
+    Ok(())
+}
+
+/// How the daemon delivers.
+pub fn sink(spec: &str) -> Result<Box<dyn Channel>> {
+    if spec == "stdout" {
+        return Ok(Box::new(StdoutChannel::stdout()));
+    }
+    if let Some(cmd) = spec.strip_prefix("command:") {
+        return Ok(Box::new(CommandChannel::new(
+            cmd,
+            StdDuration::from_secs(30),
+        )));
+    }
+    bail!("--sink {spec:?}: expected `stdout` or `command:CMD`")
+}
+
+/// `kairos daemon`.
+pub fn daemon(db: &Path, sink_spec: &str, tz: Option<&str>, clock: Arc<dyn Clock>) -> Result<()> {
+    let channel = sink(sink_spec)?;
+    let _lock = InstanceLock::acquire(db).map_err(anyhow::Error::msg)?;
+    let store = open(db)?;
+    let config = Config {
+        floating: floating_zone(tz)?,
+        ..Config::default()
+    };
+    let mut engine = Engine::new(store, clock.clone(), vec![channel], config);
+    // One thread, its own runtime: the engine's blocking store calls never
+    // hold up anyone else's async work.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let shutdown = async {
+            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                () = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
+            }
+        };
+        kairos_engine::daemon::run(&mut engine, clock, shutdown).await
+    })?;
+    Ok(())
+}
+
+/// `kairos dismiss`: acknowledged; it will not fire (again).
+pub fn dismiss(db: &Path, key: &str, clock: &dyn Clock) -> Result<()> {
+    let mut store = open(db)?;
+    let from = [
+        State::Pending,
+        State::Firing,
+        State::Delivered,
+        State::Failed,
+        State::Snoozed,
+        State::Missed,
+    ];
+    if !store.transition(
+        key,
+        &from,
+        State::Acknowledged,
+        "dismissed by the user",
+        clock.now(),
+    )? {
+        bail!("{}", not_changed(&store, key)?);
+    }
+    println!("{}", json!({"key": key, "state": "acknowledged"}));
+    Ok(())
+}
+
+fn not_changed(store: &Store, key: &str) -> Result<String> {
+    Ok(match store.get(key)? {
+        None => format!("no reminder with key {key:?} (see `kairos upcoming`)"),
+        Some(i) => format!("reminder {key:?} is {}; nothing to do", i.state),
+    })
+}
+
+/// `kairos snooze`: a new instance `DURATION` from now (RFC 9074: a snooze is
+/// its own alarm, related to the one it snoozes).
+pub fn snooze(db: &Path, key: &str, duration: &str, clock: &dyn Clock) -> Result<()> {
+    let d =
+        kairos_core::ics::values::duration(&format!("PT{}", duration.trim().to_ascii_uppercase()))
+            .or_else(|_| kairos_core::ics::values::duration(duration))
+            .map_err(|_| {
+                anyhow::anyhow!(
+                    "duration {duration:?}: expected e.g. 10m, 1h, 1h30m or an ISO duration (PT15M)"
+                )
+            })?;
+    if d.is_non_positive() {
+        bail!("duration {duration:?} must be positive");
+    }
+    let now = clock.now();
+    let mut store = open(db)?;
+    let Some(orig) = store.get(key)? else {
+        bail!("no reminder with key {key:?}")
+    };
+    let at = now + d.approx();
+    let new_key = format!("{key}~snooze@{}", at.format("%Y%m%dT%H%M%SZ"));
+    let from = [
+        State::Pending,
+        State::Firing,
+        State::Delivered,
+        State::Failed,
+        State::Missed,
+    ];
+    let done = store.write(|tx| -> Result<bool, kairos_store::StoreError> {
+        if !tx.transition(
+            key,
+            &from,
+            State::Snoozed,
+            &format!("snoozed until {}", at.to_rfc3339()),
+            now,
+        )? {
+            return Ok(false);
+        }
+        let inst = NewInstance {
+            key: new_key.clone(),
+            calendar: orig.calendar,
+            event_uid: orig.event_uid.clone(),
+            occurrence: orig.occurrence.clone(),
+            alarm: orig.alarm.clone(),
+            repetition: orig.repetition,
+            rule_version: orig.rule_version,
+            trigger_at: at,
+            snooze_of: Some(key.to_owned()),
+            payload: orig.payload.clone(),
+        };
+        tx.insert_instances(&[inst], now)?;
+        Ok(true)
+    })?;
+    if !done {
+        bail!("{}", not_changed(&store, key)?);
+    }
+    println!(
+        "{}",
+        json!({"key": new_key, "snooze_of": key, "trigger": at.to_rfc3339()})
+    );
+    Ok(())
+}
+
+/// `kairos why`: the state, every transition and every delivery attempt.
+pub fn why(db: &Path, key: &str) -> Result<()> {
+    let store = open(db)?;
+    let Some(i) = store.get(key)? else {
+        bail!(
+            "no reminder with key {key:?}: it was never scheduled (not imported, or outside the horizon yet)"
+        )
+    };
+    println!(
+        "{key}: {} (due {}, attempts {})",
+        i.state,
+        i.trigger_at.to_rfc3339(),
+        i.attempts
+    );
+    for a in store.audit_of(key)? {
+        let from = a.from.map_or("-".to_owned(), |s| s.to_string());
+        let to = a.to.map_or("removed".to_owned(), |s| s.to_string());
+        println!("  {}  {from} -> {to}  {}", a.at.to_rfc3339(), a.reason);
+    }
+    for d in store.deliveries_of(key)? {
+        let err = d.error.map(|e| format!(": {e}")).unwrap_or_default();
+        let lat = d
+            .latency_ms
+            .map(|l| format!(" ({l} ms after due)"))
+            .unwrap_or_default();
+        println!(
+            "  {}  delivery via {}: {}{err}{lat}",
+            d.at.to_rfc3339(),
+            d.channel,
+            d.outcome.as_str()
+        );
+    }
+    Ok(())
+}
+
+/// `kairos log`: transitions since a moment, and the counters.
+pub fn log(db: &Path, since: Option<&str>) -> Result<()> {
+    let store = open(db)?;
+    let since = match since {
+        Some(s) => instant("--since", s, chrono_tz::UTC)?,
+        None => DateTime::<Utc>::MIN_UTC,
+    };
+    for a in store.audit_since(since, 10_000)? {
+        let to = a.to.map_or("removed".to_owned(), |s| s.to_string());
+        println!("{}  {}  -> {to}  {}", a.at.to_rfc3339(), a.key, a.reason);
+    }
+    let counts: Vec<String> = store
+        .counters()?
+        .iter()
+        .map(|(s, n)| format!("{s}={n}"))
+        .collect();
+    println!("counters: {}", counts.join(" "));
+    Ok(())
+}

@@ -1,0 +1,148 @@
+//! Putting calendar data into the store and keeping instances in step with it:
+//! an edited event's pending instances are recomputed in the same
+//! transaction; delivered ones stay (and, having the same key when only text
+//! changed, are never sent again).
+
+use std::collections::BTreeSet;
+
+use chrono::{DateTime, Duration, Utc};
+use chrono_tz::Tz;
+use kairos_core::Limits;
+use kairos_core::model::{Calendar, Event, When, Zone};
+use kairos_store::{NewInstance, Store, StoreError};
+
+use crate::engine::EngineError;
+use crate::materialise::{fingerprint, plan};
+
+/// Meta key: instances exist for every trigger before this instant.
+pub const MATERIALISED_UNTIL: &str = "materialised_until";
+
+/// What an import changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ImportReport {
+    /// Event components (masters and overrides) read.
+    pub events: usize,
+    /// Of those, new or changed.
+    pub changed: usize,
+    /// Pending instances dropped because their event changed.
+    pub dropped: usize,
+    /// Instances added.
+    pub scheduled: usize,
+}
+
+/// One event component as stored: a `VEVENT` block of iCalendar text.
+fn component_text(ev: &Event) -> String {
+    let one = Calendar {
+        name: None,
+        events: vec![ev.clone()],
+        extra: Vec::new(),
+    };
+    // DTSTAMP is kept from the source when it has one; otherwise a fixed
+    // stamp, so that re-importing the same file changes nothing.
+    let text = kairos_core::ics::write_calendar(&one, DateTime::<Utc>::UNIX_EPOCH);
+    let start = text.find("BEGIN:VEVENT").unwrap_or(0);
+    let end = text
+        .rfind("END:VEVENT")
+        .map_or(text.len(), |i| i + "END:VEVENT\r\n".len());
+    text[start..end.min(text.len())].to_owned()
+}
+
+/// A `RECURRENCE-ID` as the store keys it: `YYYYMMDD`, or the local time
+/// with its zone (`Europe/Berlin:20260310T090000`, `…Z`, or floating).
+fn rid_text(w: &When) -> String {
+    match w {
+        When::Date(d) => d.format("%Y%m%d").to_string(),
+        When::DateTime { local, zone } => {
+            let t = local.format("%Y%m%dT%H%M%S");
+            match zone {
+                Zone::Utc => format!("{t}Z"),
+                Zone::Floating => t.to_string(),
+                Zone::Tz(tz) => format!("{}:{t}", tz.name()),
+            }
+        }
+    }
+}
+
+/// Meta's "materialised until", if set.
+///
+/// # Errors
+/// Store failures.
+pub fn materialised_until(store: &Store) -> Result<Option<DateTime<Utc>>, StoreError> {
+    Ok(store
+        .meta_get(MATERIALISED_UNTIL)?
+        .and_then(|v| DateTime::parse_from_rfc3339(&v).ok())
+        .map(|t| t.with_timezone(&Utc)))
+}
+
+/// Stores `cal`'s events under calendar `name` and schedules their
+/// reminders from `now` up to the materialisation horizon.
+///
+/// # Errors
+/// Store failures; the core's expansion limits.
+pub fn import(
+    store: &mut Store,
+    name: &str,
+    cal: &Calendar,
+    now: DateTime<Utc>,
+    horizon: Duration,
+    floating: Tz,
+) -> Result<ImportReport, EngineError> {
+    let limits = Limits::default();
+    let until = materialised_until(store)?.unwrap_or(now + horizon).max(now);
+    let planned = if until > now {
+        plan(name, cal, now, until, floating, &limits)
+    } else {
+        Ok(Vec::new())
+    }
+    .map_err(|source| EngineError::Calendar {
+        calendar: name.to_owned(),
+        uid: "(file)".into(),
+        source,
+    })?;
+    let mut report = ImportReport {
+        events: cal.events.len(),
+        ..ImportReport::default()
+    };
+    store.write(|tx| -> Result<(), EngineError> {
+        let cal_id = tx.ensure_calendar(name, now)?;
+        let mut changed_uids = BTreeSet::new();
+        for ev in &cal.events {
+            let rid = ev.recurrence_id.as_ref().map(rid_text).unwrap_or_default();
+            if tx.put_event(
+                cal_id,
+                &ev.uid,
+                &rid,
+                &component_text(ev),
+                fingerprint(ev),
+                now,
+            )? {
+                report.changed += 1;
+                changed_uids.insert(ev.uid.as_str());
+            }
+        }
+        for uid in &changed_uids {
+            report.dropped +=
+                tx.delete_pending_for_event(cal_id, uid, None, "event changed: recomputed", now)?;
+        }
+        let new: Vec<NewInstance> = planned
+            .iter()
+            .filter(|p| changed_uids.contains(p.uid.as_str()))
+            .map(|p| NewInstance {
+                key: p.key.clone(),
+                calendar: cal_id,
+                event_uid: p.uid.clone(),
+                occurrence: p.occurrence.clone(),
+                alarm: p.alarm.clone(),
+                repetition: p.repetition,
+                rule_version: p.fingerprint,
+                trigger_at: p.trigger,
+                snooze_of: None,
+                payload: serde_json::to_string(&p.payload).unwrap_or_else(|_| "{}".into()),
+            })
+            .collect();
+        report.scheduled = tx.insert_instances(&new, now)?;
+        tx.meta_set(MATERIALISED_UNTIL, &until.to_rfc3339())?;
+        Ok(())
+    })?;
+    Ok(report)
+}
