@@ -111,14 +111,20 @@ pub fn daemon(db: &Path, sink_spec: &str, tz: Option<&str>, clock: Arc<dyn Clock
         .enable_all()
         .build()?;
     rt.block_on(async move {
-        let shutdown = async {
-            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        // Handlers first: a SIGTERM that arrives while the first batch is
+        // being delivered must still mean "finish and exit cleanly".
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate())?;
+        let mut int = signal(SignalKind::interrupt())?;
+        let shutdown = async move {
             tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                () = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
+                _ = term.recv() => {}
+                _ = int.recv() => {}
             }
         };
-        kairos_engine::daemon::run(&mut engine, clock, shutdown).await
+        kairos_engine::daemon::run(&mut engine, clock, shutdown)
+            .await
+            .map_err(anyhow::Error::from)
     })?;
     Ok(())
 }

@@ -1,0 +1,232 @@
+//! The delivery loop: due instances go `pending → firing → delivered`
+//! (or `failed → retry | abandoned`, or `expired` when far too late), each
+//! step a guarded update in SQLite, so a retry, a restart or a second engine
+//! cannot deliver an instance twice once it is recorded delivered.
+//!
+//! The store is blocking; the engine runs on a dedicated thread with its own
+//! single-threaded runtime (see `daemon`), so store calls never block a shared
+//! async worker.
+
+mod fire;
+
+pub use fire::RECORD_EVERY;
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, Utc};
+use chrono_tz::Tz;
+use kairos_core::Limits;
+use kairos_store::{NewInstance, State, Store, StoreError};
+
+use crate::channel::Channel;
+use crate::clock::Clock;
+use crate::materialise::plan;
+use crate::policy::CatchUp;
+
+/// Engine settings.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// How far ahead instances are materialised (DESIGN.md §2: a short
+    /// horizon, never an infinite series).
+    pub horizon: Duration,
+    /// Most instances handled per round.
+    pub batch: usize,
+    /// Zone for floating times.
+    pub floating: Tz,
+    /// Lateness policy.
+    pub catch_up: CatchUp,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            horizon: Duration::hours(48),
+            batch: 1000,
+            floating: Tz::UTC,
+            catch_up: CatchUp::default(),
+        }
+    }
+}
+
+/// Why the engine stopped or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The store failed (locked, full, corrupt, …).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A stored event no longer parses or expands.
+    #[error("event {uid:?} in calendar {calendar:?}: {source}")]
+    Calendar {
+        /// Calendar name.
+        calendar: String,
+        /// Event UID.
+        uid: String,
+        /// What the core said.
+        source: kairos_core::Error,
+    },
+    /// The wall-clock timer failed.
+    #[error("wall-clock timer: {0}")]
+    Timer(String),
+}
+
+/// Counters of one engine's life, for `kairos log` and the benches.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Delivered within the precision budget.
+    pub on_time: u64,
+    /// Delivered late but within the grace period.
+    pub late: u64,
+    /// Delivered as missed (fell due while not running).
+    pub missed: u64,
+    /// Recorded expired, not delivered.
+    pub expired: u64,
+    /// A second delivery refused because one was already recorded.
+    pub duplicates_prevented: u64,
+    /// Delivery attempts that failed.
+    pub failures: u64,
+    /// Given up after bounded retries.
+    pub abandoned: u64,
+}
+
+/// The delivery engine over one store.
+pub struct Engine {
+    store: Store,
+    clock: Arc<dyn Clock>,
+    channels: Vec<Box<dyn Channel>>,
+    config: Config,
+    limits: Limits,
+    /// Counters since start.
+    pub stats: Stats,
+}
+
+use crate::import::{MATERIALISED_UNTIL, materialised_until};
+
+impl Engine {
+    /// An engine over `store`, delivering to `channels`.
+    pub fn new(
+        store: Store,
+        clock: Arc<dyn Clock>,
+        channels: Vec<Box<dyn Channel>>,
+        config: Config,
+    ) -> Self {
+        Self {
+            store,
+            clock,
+            channels,
+            config,
+            limits: Limits::default(),
+            stats: Stats::default(),
+        }
+    }
+
+    /// The store (for the CLI's read-only commands and tests).
+    pub fn store(&mut self) -> &mut Store {
+        &mut self.store
+    }
+
+    /// Makes sure every alarm due up to `now + horizon` has a pending
+    /// instance. Idempotent: instances are inserted by key.
+    ///
+    /// # Errors
+    /// Store failures; an event that no longer parses.
+    pub fn materialise(&mut self) -> Result<usize, EngineError> {
+        let now = self.clock.now();
+        let from = materialised_until(&self.store)?.unwrap_or(now);
+        let to = now + self.config.horizon;
+        if from >= to {
+            return Ok(0);
+        }
+        let mut added = 0;
+        for cal in self.store.calendars()? {
+            let events = self.store.events_of(cal.id)?;
+            let mut text =
+                String::from("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Kairos//engine//EN\r\n");
+            for e in &events {
+                text.push_str(e.ics.trim_end());
+                text.push_str("\r\n");
+            }
+            text.push_str("END:VCALENDAR\r\n");
+            let parsed = kairos_core::ics::parse_calendar(text.as_bytes(), &self.limits).map_err(
+                |source| EngineError::Calendar {
+                    calendar: cal.name.clone(),
+                    uid: "(calendar)".into(),
+                    source,
+                },
+            )?;
+            let planned = plan(
+                &cal.name,
+                &parsed,
+                from,
+                to,
+                self.config.floating,
+                &self.limits,
+            )
+            .map_err(|source| EngineError::Calendar {
+                calendar: cal.name.clone(),
+                uid: "(calendar)".into(),
+                source,
+            })?;
+            let new: Vec<NewInstance> = planned
+                .into_iter()
+                .map(|p| NewInstance {
+                    key: p.key,
+                    calendar: cal.id,
+                    event_uid: p.uid,
+                    occurrence: p.occurrence,
+                    alarm: p.alarm,
+                    repetition: p.repetition,
+                    rule_version: p.fingerprint,
+                    trigger_at: p.trigger,
+                    snooze_of: None,
+                    payload: serde_json::to_string(&p.payload).unwrap_or_default(),
+                })
+                .collect();
+            added += self.store.insert_instances(&new, now)?;
+        }
+        self.store.meta_set(MATERIALISED_UNTIL, &to.to_rfc3339())?;
+        Ok(added)
+    }
+
+    /// When the engine must next wake: the earliest pending trigger or retry,
+    /// or the horizon refresh, whichever is first.
+    ///
+    /// # Errors
+    /// Store failures.
+    pub fn next_wake(&self) -> Result<DateTime<Utc>, EngineError> {
+        let now = self.clock.now();
+        let refresh = now + self.config.horizon / 2;
+        let pending = self.store.earliest_pending()?.map(|(_, t)| t);
+        let retry = self.store.earliest_retry()?.map(|(_, t)| t);
+        Ok([Some(refresh), pending, retry]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(refresh))
+    }
+
+    /// Recovery at start: an instance left `firing` by a crash may or may not
+    /// have reached its channels. It is delivered again (same key, so a
+    /// consumer can drop the repeat) unless a delivery was recorded.
+    ///
+    /// # Errors
+    /// Store failures.
+    pub fn recover(&mut self) -> Result<usize, EngineError> {
+        let now = self.clock.now();
+        let stuck = self
+            .store
+            .in_state(State::Firing, self.config.batch.max(100_000))?;
+        let mut n = 0;
+        for inst in stuck {
+            if self.store.transition(
+                &inst.key,
+                &[State::Firing],
+                State::Pending,
+                "recovered after a crash while firing",
+                now,
+            )? {
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+}
