@@ -2,4 +2,6 @@
 //! `timerfd`, real child processes.
 
 mod channels;
+mod edits;
+mod engine;
 mod wall_timer;
