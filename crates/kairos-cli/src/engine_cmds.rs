@@ -61,6 +61,7 @@ pub fn import(
         Config::default().horizon,
         floating,
     )?;
+    kairos_engine::daemon::notify_running(db);
     println!(
         "{}",
         json!({"calendar": name, "events": r.events, "changed": r.changed, "dropped": r.dropped, "scheduled": r.scheduled})
@@ -116,13 +117,23 @@ pub fn daemon(db: &Path, sink_spec: &str, tz: Option<&str>, clock: Arc<dyn Clock
         use tokio::signal::unix::{SignalKind, signal};
         let mut term = signal(SignalKind::terminate())?;
         let mut int = signal(SignalKind::interrupt())?;
+        // SIGUSR1: another `kairos` process changed the database (import,
+        // snooze, dismiss): re-plan now.
+        let mut usr1 = signal(SignalKind::user_defined1())?;
+        let changed = Arc::new(tokio::sync::Notify::new());
+        let notify = changed.clone();
+        tokio::spawn(async move {
+            while usr1.recv().await.is_some() {
+                notify.notify_one();
+            }
+        });
         let shutdown = async move {
             tokio::select! {
                 _ = term.recv() => {}
                 _ = int.recv() => {}
             }
         };
-        kairos_engine::daemon::run(&mut engine, clock, shutdown)
+        kairos_engine::daemon::run(&mut engine, clock, changed, shutdown)
             .await
             .map_err(anyhow::Error::from)
     })?;
@@ -149,6 +160,7 @@ pub fn dismiss(db: &Path, key: &str, clock: &dyn Clock) -> Result<()> {
     )? {
         bail!("{}", not_changed(&store, key)?);
     }
+    kairos_engine::daemon::notify_running(db);
     println!("{}", json!({"key": key, "state": "acknowledged"}));
     Ok(())
 }
@@ -216,6 +228,7 @@ pub fn snooze(db: &Path, key: &str, duration: &str, clock: &dyn Clock) -> Result
     if !done {
         bail!("{}", not_changed(&store, key)?);
     }
+    kairos_engine::daemon::notify_running(db);
     println!(
         "{}",
         json!({"key": new_key, "snooze_of": key, "trigger": at.to_rfc3339()})

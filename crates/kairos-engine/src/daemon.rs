@@ -63,15 +63,40 @@ impl InstanceLock {
     }
 }
 
+/// Tells the daemon running on `db`, if any, that the database changed
+/// (SIGUSR1 to the PID in the lock file), so it re-plans at once instead of
+/// at its next wake-up. Quietly does nothing when no daemon runs.
+pub fn notify_running(db: &Path) {
+    let mut path = db.as_os_str().to_owned();
+    path.push(".lock");
+    let Ok(mut file) = File::open(PathBuf::from(path)) else {
+        return;
+    };
+    // Only a held lock means a live daemon (a stale file keeps an old PID).
+    if file.try_lock_shared().is_ok() {
+        return;
+    }
+    let mut pid = String::new();
+    let _ = file.read_to_string(&mut pid);
+    if let Ok(pid) = pid.trim().parse::<i32>() {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGUSR1,
+        );
+    }
+}
+
 /// Runs the engine until `shutdown` completes: recover, then forever
 /// materialise, fire what is due, and sleep on the wall clock until the next
-/// trigger (or a clock change, or the horizon refresh).
+/// trigger, a clock change, the horizon refresh, or `changed` (another
+/// process changed the database).
 ///
 /// # Errors
 /// Store failures, the OS timer failing.
 pub async fn run(
     engine: &mut Engine,
     clock: Arc<dyn Clock>,
+    changed: Arc<tokio::sync::Notify>,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), EngineError> {
     engine.recover()?;
@@ -93,6 +118,7 @@ pub async fn run(
                     Wake::Deadline | Wake::ClockChanged | Wake::Recheck => {}
                 }
             }
+            () = changed.notified() => {}
             () = &mut shutdown => return Ok(()),
         }
     }

@@ -221,3 +221,76 @@ fn a_second_daemon_on_the_same_database_is_refused() {
         "names the first daemon's pid: {err}"
     );
 }
+
+#[test]
+fn an_import_while_the_daemon_sleeps_wakes_it_and_snooze_fires_again() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = dir.path().join("k.db");
+    // Nothing due: the daemon arms its timer for the horizon refresh (a day).
+    let mut d = start(&db, 0);
+    let until = Instant::now() + Duration::from_secs(20);
+    while !Path::new(&format!("{}.lock", db.display())).exists() && Instant::now() < until {
+        std::thread::yield_now();
+    }
+    let at = (Utc::now() + chrono::Duration::seconds(2)).format("%Y%m%dT%H%M%SZ");
+    let ics = format!(
+        "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:late-import\r\nDTSTART:{at}\r\nSUMMARY:Imported\r\n\
+         BEGIN:VALARM\r\nACTION:DISPLAY\r\nTRIGGER:PT0S\r\nEND:VALARM\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    );
+    let file = dir.path().join("i.ics");
+    std::fs::write(&file, ics).expect("write");
+    assert!(
+        kairos(&db)
+            .arg("import")
+            .arg(&file)
+            .args(["--tz", "UTC"])
+            .status()
+            .expect("import")
+            .success()
+    );
+    let mut seen = HashMap::new();
+    let mut statuses = Vec::new();
+    let got = read(
+        &d,
+        1,
+        Instant::now() + Duration::from_secs(15),
+        &mut seen,
+        &mut statuses,
+    );
+    assert_eq!(
+        got, 1,
+        "the running daemon fired the reminder imported after it started"
+    );
+    assert_eq!(statuses, ["on_time"]);
+    // Snooze it for a second: the daemon is told and fires the snooze.
+    let key = seen.keys().next().expect("key").clone();
+    assert!(
+        kairos(&db)
+            .args(["snooze", &key, "1s"])
+            .status()
+            .expect("snooze")
+            .success()
+    );
+    let got = read(
+        &d,
+        1,
+        Instant::now() + Duration::from_secs(15),
+        &mut seen,
+        &mut statuses,
+    );
+    assert_eq!(got, 1, "the snooze fired");
+    assert!(
+        seen.keys()
+            .any(|k| k.starts_with(&format!("{key}~snooze@"))),
+        "{seen:?}"
+    );
+    // `why` tells the story of the original: snoozed.
+    let why = kairos(&db).args(["why", &key]).output().expect("why");
+    assert!(
+        String::from_utf8_lossy(&why.stdout).contains("snoozed"),
+        "{}",
+        String::from_utf8_lossy(&why.stdout)
+    );
+    d.child.kill().expect("stop");
+    d.child.wait().expect("reaped");
+}
