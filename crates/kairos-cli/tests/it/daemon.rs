@@ -294,3 +294,41 @@ fn an_import_while_the_daemon_sleeps_wakes_it_and_snooze_fires_again() {
     d.child.kill().expect("stop");
     d.child.wait().expect("reaped");
 }
+
+#[test]
+fn five_thousand_reminders_due_in_the_same_second_all_fire_once() {
+    const N: usize = 5000;
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = dir.path().join("k.db");
+    let at = (Utc::now() + chrono::Duration::seconds(2)).format("%Y%m%dT%H%M%SZ");
+    let mut ics = String::from("BEGIN:VCALENDAR\r\n");
+    for i in 0..N {
+        ics.push_str(&format!(
+            "BEGIN:VEVENT\r\nUID:s{i}\r\nDTSTART:{at}\r\nBEGIN:VALARM\r\nACTION:DISPLAY\r\nTRIGGER:PT0S\r\nEND:VALARM\r\nEND:VEVENT\r\n"
+        ));
+    }
+    ics.push_str("END:VCALENDAR\r\n");
+    let file = dir.path().join("s.ics");
+    std::fs::write(&file, ics).expect("write");
+    assert!(
+        kairos(&db)
+            .arg("import")
+            .arg(&file)
+            .args(["--tz", "UTC"])
+            .status()
+            .expect("import")
+            .success()
+    );
+    let mut d = start(&db, 0);
+    let (mut seen, mut statuses) = (HashMap::new(), Vec::new());
+    let got = read(
+        &d,
+        N,
+        Instant::now() + Duration::from_secs(90),
+        &mut seen,
+        &mut statuses,
+    );
+    d.child.kill().expect("stop");
+    d.child.wait().expect("reaped");
+    assert_eq!((got, seen.len()), (N, N), "all {N} fired, each once");
+}
