@@ -278,10 +278,22 @@ pub fn log(db: &Path, since: Option<&str>) -> Result<()> {
         Some(s) => instant("--since", s, chrono_tz::UTC)?,
         None => DateTime::<Utc>::MIN_UTC,
     };
-    for a in store.audit_since(since, 10_000)? {
+    let (mut on_time, mut late, mut missed, mut dups, mut abandoned) = (0, 0, 0, 0, 0);
+    for a in store.audit_since(since, 1_000_000)? {
         let to = a.to.map_or("removed".to_owned(), |s| s.to_string());
         println!("{}  {}  -> {to}  {}", a.at.to_rfc3339(), a.key, a.reason);
+        match a.reason.as_str() {
+            "delivered on_time" => on_time += 1,
+            "delivered late" => late += 1,
+            "delivered missed" => missed += 1,
+            r if r.starts_with("duplicate delivery") => dups += 1,
+            r if r.starts_with("abandoned") => abandoned += 1,
+            _ => {}
+        }
     }
+    println!(
+        "delivered: on_time={on_time} late={late} missed={missed}; duplicates_prevented={dups} abandoned={abandoned}"
+    );
     let counts: Vec<String> = store
         .counters()?
         .iter()
