@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Duration, Utc};
 use kairos_engine::channel::{Channel, Delivery, DeliveryError, Reminder};
-use kairos_engine::clock::ManualClock;
+use kairos_engine::clock::{Clock, ManualClock};
 use kairos_engine::engine::{Config, Engine};
 use kairos_engine::policy::FailureKind;
 use kairos_store::{NewInstance, State, Store};
@@ -110,7 +110,13 @@ async fn fires_when_due_and_not_before() {
     let clock = Arc::new(ManualClock::new(t0() - Duration::milliseconds(1)));
     let ch = Recorder::new();
     let mut e = engine(&db, &clock, &ch);
-    assert_eq!(e.next_wake().expect("next"), t0());
+    assert_eq!(
+        e.next_wake().expect("next"),
+        clock.now(),
+        "nothing materialised yet: now"
+    );
+    e.materialise().expect("materialise");
+    assert_eq!(e.next_wake().expect("next"), t0(), "then the first trigger");
     assert_eq!(e.fire_due().await.expect("fire"), 0);
     assert!(ch.keys().is_empty());
     clock.set(t0());
