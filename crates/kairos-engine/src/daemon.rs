@@ -106,6 +106,11 @@ pub async fn run(
         engine.materialise()?;
         while engine.fire_due().await? > 0 {}
         let next = engine.next_wake()?;
+        // Idle for a while: a good moment to checkpoint the WAL, off the path
+        // between a trigger and its delivery.
+        if next - clock.now() > chrono::Duration::milliseconds(100) {
+            engine.store().checkpoint()?;
+        }
         // The timer runs on the system clock; our clock may be shifted.
         timer
             .arm(next - clock.offset())

@@ -84,6 +84,45 @@ impl Store {
         Ok(out)
     }
 
+    /// [`Self::write`], committed without waiting for the disk
+    /// (`synchronous=NORMAL` for this one commit; WAL keeps it atomic and
+    /// consistent, but a power cut may undo it). Only for changes whose loss
+    /// is harmless — the engine's claim of due instances, which a restart
+    /// simply claims again — never for recording a delivery.
+    ///
+    /// # Errors
+    /// As [`Self::write`].
+    pub fn write_unsynced<T, E>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        self.conn
+            .pragma_update(None, "synchronous", "NORMAL")
+            .at(&self.ctx)?;
+        let out = self.write(f);
+        // Back to FULL whatever happened: every other commit must be durable.
+        let restored = self
+            .conn
+            .pragma_update(None, "synchronous", "FULL")
+            .at(&self.ctx);
+        let out = out?;
+        restored?;
+        Ok(out)
+    }
+
+    /// Copies the write-ahead log back into the database file if no reader
+    /// is in the way (`wal_checkpoint(PASSIVE)`). Cheap when there is little
+    /// to copy; meant for idle moments, so commits on the hot path do not
+    /// pay for it.
+    ///
+    /// # Errors
+    /// I/O failures.
+    pub fn checkpoint(&mut self) -> Result<()> {
+        self.conn
+            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+            .at(&self.ctx)
+    }
+
     /// Runs `f` against one consistent snapshot of the database.
     pub fn read<T, E>(&self, f: impl FnOnce(&Reader<'_>) -> Result<T, E>) -> Result<T, E>
     where
