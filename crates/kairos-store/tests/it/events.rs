@@ -118,3 +118,36 @@ fn read_sees_one_snapshot_and_check_passes_on_a_healthy_file() {
     assert_eq!((cals.len(), events.len()), (1, 1));
     store.check().unwrap();
 }
+
+#[test]
+fn an_unsynced_write_commits_and_rolls_back_like_any_other() {
+    let (_dir, path) = temp_db();
+    let mut store = Store::open(&path).expect("open");
+    store
+        .write_unsynced(|tx| tx.meta_set("k", "v"))
+        .expect("committed");
+    let other = Store::open(&path).expect("second connection");
+    assert_eq!(
+        other.meta_get("k").expect("read").as_deref(),
+        Some("v"),
+        "visible to others"
+    );
+    let err = store.write_unsynced(|tx| -> Result<(), StoreError> {
+        tx.meta_set("k", "changed")?;
+        Err(StoreError::Unsupported {
+            path: "test".into(),
+            detail: "test".into(),
+        })
+    });
+    assert!(err.is_err());
+    assert_eq!(
+        other.meta_get("k").expect("read").as_deref(),
+        Some("v"),
+        "rolled back"
+    );
+    // And the next ordinary write still works (synchronous restored).
+    store
+        .write(|tx| tx.meta_set("k", "w"))
+        .expect("durable write");
+    assert_eq!(other.meta_get("k").expect("read").as_deref(), Some("w"));
+}
