@@ -6,7 +6,7 @@ TARGET := $(or $(CARGO_TARGET_DIR),target)
 PY := target/pyenv/bin/python
 ICS ?= docs/sample.ics
 
-.PHONY: run test deps lint unit differential bench fmt
+.PHONY: run test deps lint unit differential bench bench-engine fmt
 
 ## The main job. Until the desktop app lands: this week's agenda of a calendar.
 run: deps
@@ -34,8 +34,17 @@ differential: $(PY)
 	$(CARGO) build -p kairos-cli --locked
 	KAIROS_BIN=$(TARGET)/debug/kairos $(PY) tests/differential/run.py
 
+## Calendar core vs python-dateutil (issue #2).
 bench: $(PY)
-	$(CARGO) run --release -p kairos-bench --locked
+	$(CARGO) run --release -p kairos-bench --bin kairos-bench --locked
+
+## Reminder engine: lateness, burst vs Redis, daemon at 1M instances (issue #3).
+## Installs redis-server and strace from Debian if missing.
+bench-engine: deps
+	@command -v redis-server >/dev/null && command -v strace >/dev/null || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server strace)
+	$(CARGO) build --release -p kairos-cli --locked
+	$(CARGO) run --release -p kairos-bench --bin engine-bench --locked
 
 fmt:
 	$(CARGO) fmt --all
