@@ -8,7 +8,9 @@ use chrono_tz::Tz;
 
 use crate::error::{Error, Limits};
 use crate::model::{Alarm, Calendar, Related, Trigger};
-use crate::query::{Occurrence, Series, check_window, series, series_occurrences, too_many};
+use crate::query::{
+    Occurrence, Series, check_window, collect_by_series, series_occurrences, too_many,
+};
 use crate::time::{Dur, add};
 
 /// Identifies one reminder instance for ever: the same alarm of the same
@@ -173,17 +175,9 @@ pub fn alarms<'a>(
     limits: &Limits,
 ) -> Result<Vec<AlarmHit<'a>>, Error> {
     check_window(from, to)?;
-    let all = series(cal);
-    let ranks = crate::order::uid_ranks(&all);
-    let mut out = Vec::new();
-    let mut rank_of = Vec::new();
-    for (s, &rank) in all.iter().zip(&ranks) {
-        series_alarms(s, from, to, floating, limits, &mut out)?;
-        if out.len() > limits.max_results {
-            return Err(too_many(limits));
-        }
-        rank_of.resize(out.len(), rank);
-    }
+    let (mut out, rank_of) = collect_by_series(cal, limits, |s, out| {
+        series_alarms(s, from, to, floating, limits, out)
+    })?;
     // Same order as `order`, with the UID replaced by its rank.
     crate::order::sort_by_time_and_rank(
         &mut out,

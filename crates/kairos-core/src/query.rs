@@ -354,6 +354,28 @@ pub(crate) fn series_occurrences<'a>(
     Ok(())
 }
 
+/// Runs `push` for every series of `cal`, enforcing the result limit, and
+/// returns the results with the UID rank of the series each came from (the
+/// sort key that stands in for comparing UIDs).
+pub(crate) fn collect_by_series<'a, T>(
+    cal: &'a Calendar,
+    limits: &Limits,
+    mut push: impl FnMut(&Series<'a>, &mut Vec<T>) -> Result<(), Error>,
+) -> Result<(Vec<T>, Vec<u32>), Error> {
+    let all = series(cal);
+    let ranks = crate::order::uid_ranks(&all);
+    let mut out = Vec::new();
+    let mut rank_of = Vec::new();
+    for (s, &rank) in all.iter().zip(&ranks) {
+        push(s, &mut out)?;
+        if out.len() > limits.max_results {
+            return Err(too_many(limits));
+        }
+        rank_of.resize(out.len(), rank);
+    }
+    Ok((out, rank_of))
+}
+
 pub(crate) fn too_many(limits: &Limits) -> Error {
     Error::Limit(format!(
         "more than {} results in the window; narrow --from/--to",
@@ -383,17 +405,9 @@ pub fn occurrences<'a>(
     limits: &Limits,
 ) -> Result<Vec<Occurrence<'a>>, Error> {
     check_window(from, to)?;
-    let all = series(cal);
-    let ranks = crate::order::uid_ranks(&all);
-    let mut out = Vec::new();
-    let mut rank_of = Vec::new();
-    for (s, &rank) in all.iter().zip(&ranks) {
-        series_occurrences(s, from, to, floating, limits, &mut out)?;
-        if out.len() > limits.max_results {
-            return Err(too_many(limits));
-        }
-        rank_of.resize(out.len(), rank);
-    }
+    let (mut out, rank_of) = collect_by_series(cal, limits, |s, out| {
+        series_occurrences(s, from, to, floating, limits, out)
+    })?;
     // (start, uid, original start) identifies an occurrence.
     crate::order::sort_by_time_and_rank(
         &mut out,
