@@ -7,10 +7,14 @@ use std::collections::HashMap;
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use chrono_tz::Tz;
 
+mod length;
+
+use length::{Length, end_at, end_for, length_of};
+
 use crate::error::{Error, Limits};
 use crate::model::{Calendar, End, Event, When, Zone};
 use crate::recur::originals;
-use crate::time::{Dur, add, resolve_local, rfc3339, tz_of};
+use crate::time::{add, resolve_local, rfc3339, tz_of};
 
 /// A point in time together with how it should be shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,7 +98,7 @@ pub(crate) fn series(cal: &Calendar) -> Vec<Series<'_>> {
 }
 
 /// The start of an event component as a [`Moment`].
-fn start_of(ev: &Event, floating: Tz) -> Moment {
+pub(crate) fn start_of(ev: &Event, floating: Tz) -> Moment {
     match ev.start {
         When::Date(d) => Moment::of_date(d, floating),
         w => Moment {
@@ -103,61 +107,6 @@ fn start_of(ev: &Event, floating: Tz) -> Moment {
             date: None,
         },
     }
-}
-
-/// How long an event's occurrences last, worked out once per series (it
-/// costs two zone look-ups, and a series can have a million occurrences).
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Length {
-    /// No `DTEND` or `DURATION`.
-    Unknown,
-    /// All-day `DTEND`: so many dates later.
-    Days(i64),
-    /// `DTEND`: the same exact length as `DTSTART`→`DTEND` (§3.8.5.3), shown
-    /// in `DTEND`'s zone.
-    Exact(Duration, Zone),
-    /// `DURATION`: nominal days and exact seconds.
-    Nominal(Dur),
-}
-
-pub(crate) fn length_of(ev: &Event, floating: Tz) -> Length {
-    let own = || start_of(ev, floating);
-    match ev.end {
-        None => Length::Unknown,
-        Some(End::At(When::Date(e))) => Length::Days((e - own().date.unwrap_or(e)).num_days()),
-        Some(End::At(w)) => Length::Exact(w.instant(floating) - own().instant, w.zone()),
-        Some(End::For(d)) => Length::Nominal(d),
-    }
-}
-
-/// The end of an occurrence that starts at `start` and lasts `len`.
-fn end_at(len: Length, start: Moment, floating: Tz) -> Option<Moment> {
-    match (len, start.date) {
-        (Length::Unknown, _) => None,
-        (Length::Days(n), Some(d)) => Some(Moment::of_date(d + Duration::days(n), floating)),
-        (Length::Days(n), None) => Some(Moment {
-            instant: start.instant + Duration::days(n),
-            zone: start.zone,
-            date: None,
-        }),
-        (Length::Exact(len, zone), _) => Some(Moment {
-            instant: start.instant + len,
-            zone,
-            date: None,
-        }),
-        (Length::Nominal(dur), Some(d)) => {
-            Some(Moment::of_date(d + Duration::days(dur.days), floating))
-        }
-        (Length::Nominal(dur), None) => Some(Moment {
-            instant: add(start.instant, dur, start.zone, floating),
-            zone: start.zone,
-            date: None,
-        }),
-    }
-}
-
-fn end_for(ev: &Event, start: Moment, floating: Tz) -> Option<Moment> {
-    end_at(length_of(ev, floating), start, floating)
 }
 
 /// `t` moved by `shift` on the wall clock of `zone`: a series moved from
