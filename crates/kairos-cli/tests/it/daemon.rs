@@ -49,6 +49,15 @@ fn start(db: &Path, offset: i64) -> Daemon {
     Daemon { child, lines: rx }
 }
 
+/// Waits (at most 20 s, yielding) until `path` exists; returns that deadline.
+fn wait_for_file(path: &Path) -> Instant {
+    let until = Instant::now() + Duration::from_secs(20);
+    while !path.exists() && Instant::now() < until {
+        std::thread::yield_now();
+    }
+    until
+}
+
 /// Reads lines until `n` more arrived or `deadline` passed; returns keys.
 fn read(
     d: &Daemon,
@@ -196,10 +205,7 @@ fn a_second_daemon_on_the_same_database_is_refused() {
     let db = dir.path().join("k.db");
     let mut first = start(&db, 0);
     // The first holds the lock once its database exists; wait for that (bounded).
-    let until = Instant::now() + Duration::from_secs(20);
-    while !db.exists() && Instant::now() < until {
-        std::thread::yield_now();
-    }
+    let until = wait_for_file(&db);
     let mut out = None;
     while Instant::now() < until {
         let o = kairos(&db)
@@ -228,10 +234,7 @@ fn an_import_while_the_daemon_sleeps_wakes_it_and_snooze_fires_again() {
     let db = dir.path().join("k.db");
     // Nothing due: the daemon arms its timer for the horizon refresh (a day).
     let mut d = start(&db, 0);
-    let until = Instant::now() + Duration::from_secs(20);
-    while !Path::new(&format!("{}.lock", db.display())).exists() && Instant::now() < until {
-        std::thread::yield_now();
-    }
+    wait_for_file(Path::new(&format!("{}.lock", db.display())));
     let at = (Utc::now() + chrono::Duration::seconds(2)).format("%Y%m%dT%H%M%SZ");
     let ics = format!(
         "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:late-import\r\nDTSTART:{at}\r\nSUMMARY:Imported\r\n\
