@@ -143,33 +143,10 @@ pub fn daemon(db: &Path, sink_spec: &str, tz: Option<&str>, clock: Arc<dyn Clock
 /// `kairos dismiss`: acknowledged; it will not fire (again).
 pub fn dismiss(db: &Path, key: &str, clock: &dyn Clock) -> Result<()> {
     let mut store = open(db)?;
-    let from = [
-        State::Pending,
-        State::Firing,
-        State::Delivered,
-        State::Failed,
-        State::Snoozed,
-        State::Missed,
-    ];
-    if !store.transition(
-        key,
-        &from,
-        State::Acknowledged,
-        "dismissed by the user",
-        clock.now(),
-    )? {
-        bail!("{}", not_changed(&store, key)?);
-    }
+    kairos_engine::actions::dismiss(&mut store, key, clock.now())?;
     kairos_engine::daemon::notify_running(db);
     println!("{}", json!({"key": key, "state": "acknowledged"}));
     Ok(())
-}
-
-fn not_changed(store: &Store, key: &str) -> Result<String> {
-    Ok(match store.get(key)? {
-        None => format!("no reminder with key {key:?} (see `kairos upcoming`)"),
-        Some(i) => format!("reminder {key:?} is {}; nothing to do", i.state),
-    })
 }
 
 /// `kairos snooze`: a new instance `DURATION` from now (RFC 9074: a snooze is
@@ -186,48 +163,8 @@ pub fn snooze(db: &Path, key: &str, duration: &str, clock: &dyn Clock) -> Result
     if d.is_non_positive() {
         bail!("duration {duration:?} must be positive");
     }
-    let now = clock.now();
     let mut store = open(db)?;
-    let Some(orig) = store.get(key)? else {
-        bail!("no reminder with key {key:?}")
-    };
-    let at = now + d.approx();
-    let new_key = format!("{key}~snooze@{}", at.format("%Y%m%dT%H%M%SZ"));
-    let from = [
-        State::Pending,
-        State::Firing,
-        State::Delivered,
-        State::Failed,
-        State::Missed,
-    ];
-    let done = store.write(|tx| -> Result<bool, kairos_store::StoreError> {
-        if !tx.transition(
-            key,
-            &from,
-            State::Snoozed,
-            &format!("snoozed until {}", at.to_rfc3339()),
-            now,
-        )? {
-            return Ok(false);
-        }
-        let inst = NewInstance {
-            key: new_key.clone(),
-            calendar: orig.calendar,
-            event_uid: orig.event_uid.clone(),
-            occurrence: orig.occurrence.clone(),
-            alarm: orig.alarm.clone(),
-            repetition: orig.repetition,
-            rule_version: orig.rule_version,
-            trigger_at: at,
-            snooze_of: Some(key.to_owned()),
-            payload: orig.payload.clone(),
-        };
-        tx.insert_instances(&[inst], now)?;
-        Ok(true)
-    })?;
-    if !done {
-        bail!("{}", not_changed(&store, key)?);
-    }
+    let (new_key, at) = kairos_engine::actions::snooze(&mut store, key, d.approx(), clock.now())?;
     kairos_engine::daemon::notify_running(db);
     println!(
         "{}",

@@ -99,12 +99,38 @@ pub async fn run(
     changed: Arc<tokio::sync::Notify>,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), EngineError> {
+    run_observed(engine, clock, changed, shutdown, |_| {}).await
+}
+
+/// [`run`], calling `fired(n)` after each round that delivered `n > 0`
+/// reminders, once their outcomes are committed (the desktop app refreshes
+/// its reminder window then).
+///
+/// # Errors
+/// As [`run`].
+pub async fn run_observed(
+    engine: &mut Engine,
+    clock: Arc<dyn Clock>,
+    changed: Arc<tokio::sync::Notify>,
+    shutdown: impl Future<Output = ()>,
+    mut fired: impl FnMut(usize),
+) -> Result<(), EngineError> {
     engine.recover()?;
     let mut timer = WallTimer::new().map_err(|e| EngineError::Timer(e.to_string()))?;
     tokio::pin!(shutdown);
     loop {
         engine.materialise()?;
-        while engine.fire_due().await? > 0 {}
+        let mut n = 0;
+        loop {
+            let k = engine.fire_due().await?;
+            if k == 0 {
+                break;
+            }
+            n += k;
+        }
+        if n > 0 {
+            fired(n);
+        }
         let next = engine.next_wake()?;
         // Idle for a while: a good moment to checkpoint the WAL, off the path
         // between a trigger and its delivery.

@@ -120,27 +120,98 @@ pub fn import(
                 changed_uids.insert(ev.uid.as_str());
             }
         }
-        for uid in &changed_uids {
-            report.dropped +=
-                tx.delete_pending_for_event(cal_id, uid, None, "event changed: recomputed", now)?;
+        let (dropped, scheduled) = reschedule(tx, cal_id, &changed_uids, &planned, now)?;
+        report.dropped = dropped;
+        report.scheduled = scheduled;
+        tx.meta_set(MATERIALISED_UNTIL, &until.to_rfc3339())?;
+        Ok(())
+    })?;
+    Ok(report)
+}
+
+/// Drops the pending instances of `uids` and inserts their planned ones.
+fn reschedule(
+    tx: &kairos_store::Tx<'_>,
+    cal_id: kairos_store::CalendarId,
+    uids: &BTreeSet<&str>,
+    planned: &[crate::materialise::Planned],
+    now: DateTime<Utc>,
+) -> Result<(usize, usize), StoreError> {
+    let mut dropped = 0;
+    for uid in uids {
+        dropped +=
+            tx.delete_pending_for_event(cal_id, uid, None, "event changed: recomputed", now)?;
+    }
+    let new: Vec<NewInstance> = planned
+        .iter()
+        .filter(|p| uids.contains(p.uid.as_str()))
+        .map(|p| NewInstance {
+            key: p.key.clone(),
+            calendar: cal_id,
+            event_uid: p.uid.clone(),
+            occurrence: p.occurrence.clone(),
+            alarm: p.alarm.clone(),
+            repetition: p.repetition,
+            rule_version: p.fingerprint,
+            trigger_at: p.trigger,
+            snooze_of: None,
+            payload: serde_json::to_string(&p.payload).unwrap_or_else(|_| "{}".into()),
+        })
+        .collect();
+    Ok((dropped, tx.insert_instances(&new, now)?))
+}
+
+/// Replaces every component (master and overrides) of series `uid` in
+/// calendar `name` with `comps` (all of that `UID`; empty deletes the
+/// series), and recomputes its pending instances, in one transaction.
+/// Delivered instances whose schedule did not change keep their keys and
+/// are not sent again.
+///
+/// # Errors
+/// Store failures; the core's expansion limits; a component of another UID.
+#[allow(clippy::too_many_arguments)]
+pub fn replace_series(
+    store: &mut Store,
+    name: &str,
+    uid: &str,
+    comps: &[Event],
+    now: DateTime<Utc>,
+    horizon: Duration,
+    floating: Tz,
+) -> Result<ImportReport, EngineError> {
+    let limits = Limits::default();
+    let cal = Calendar {
+        name: None,
+        events: comps.to_vec(),
+        extra: Vec::new(),
+    };
+    let until = materialised_until(store)?.unwrap_or(now + horizon).max(now);
+    let planned = if until > now && !comps.is_empty() {
+        plan(name, &cal, now, until, floating, &limits)
+    } else {
+        Ok(Vec::new())
+    }
+    .map_err(|source| EngineError::Calendar {
+        calendar: name.to_owned(),
+        uid: uid.to_owned(),
+        source,
+    })?;
+    let mut report = ImportReport {
+        events: comps.len(),
+        changed: comps.len(),
+        ..ImportReport::default()
+    };
+    store.write(|tx| -> Result<(), EngineError> {
+        let cal_id = tx.ensure_calendar(name, now)?;
+        tx.delete_event(cal_id, uid, None)?;
+        for ev in comps {
+            let rid = ev.recurrence_id.as_ref().map(rid_text).unwrap_or_default();
+            tx.put_event(cal_id, uid, &rid, &component_text(ev), fingerprint(ev), now)?;
         }
-        let new: Vec<NewInstance> = planned
-            .iter()
-            .filter(|p| changed_uids.contains(p.uid.as_str()))
-            .map(|p| NewInstance {
-                key: p.key.clone(),
-                calendar: cal_id,
-                event_uid: p.uid.clone(),
-                occurrence: p.occurrence.clone(),
-                alarm: p.alarm.clone(),
-                repetition: p.repetition,
-                rule_version: p.fingerprint,
-                trigger_at: p.trigger,
-                snooze_of: None,
-                payload: serde_json::to_string(&p.payload).unwrap_or_else(|_| "{}".into()),
-            })
-            .collect();
-        report.scheduled = tx.insert_instances(&new, now)?;
+        let uids = BTreeSet::from([uid]);
+        let (dropped, scheduled) = reschedule(tx, cal_id, &uids, &planned, now)?;
+        report.dropped = dropped;
+        report.scheduled = scheduled;
         tx.meta_set(MATERIALISED_UNTIL, &until.to_rfc3339())?;
         Ok(())
     })?;

@@ -6,12 +6,14 @@
 //! know SQL (that is `kairos-store`) or iCalendar (that is `kairos-core`).
 //!
 //! Pieces so far:
+//! - [`actions`]: dismiss and snooze, as one guarded transaction each;
 //! - [`clock`]: time as an input ([`clock::Clock`]);
 //! - [`wake`]: sleeping until a wall-clock instant, woken by clock changes;
 //! - [`channel`]: where reminders go (`stdout`, `command`);
 //! - [`policy`]: catch-up, failure classes and retry backoff;
 //! - [`materialise`]: which instances exist, with which keys.
 
+pub mod actions;
 pub mod channel;
 pub mod clock;
 pub mod daemon;

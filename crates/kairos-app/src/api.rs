@@ -1,0 +1,386 @@
+//! The IPC contract between the desktop shell and the web UI: every request
+//! and response type, declared once here. `ui/src/ipc/bindings.ts` is
+//! generated from these declarations (`cargo test -p kairos-app` fails when
+//! the checked-in file is stale; `UPDATE_BINDINGS=1` rewrites it).
+//!
+//! Conventions, chosen so the UI needs no time-zone arithmetic:
+//! - A **wall time** is `YYYY-MM-DDTHH:MM[:SS]` with no offset, read in a zone
+//!   the type names (the display zone for views, the event's zone in the
+//!   editor). A **date** is `YYYY-MM-DD`. An **instant** is RFC 3339 UTC.
+//! - Ids are numbers; an occurrence is named by an [`EventRef`], whose
+//!   `recurrence_id` is opaque to the UI (it is passed back as it came).
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// An error as it crosses IPC: what kind, and a message for a person.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, thiserror::Error)]
+#[error("{message}")]
+pub struct ApiError {
+    /// What went wrong, for code to branch on.
+    pub kind: ErrorKind,
+    /// What went wrong and what to do, for a person.
+    pub message: String,
+}
+
+/// Classes of [`ApiError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The request itself is wrong (a field names what).
+    Invalid,
+    /// What the request names does not exist (any more).
+    NotFound,
+    /// The database is busy, full, read-only or damaged.
+    Store,
+    /// A file could not be read or written.
+    Io,
+    /// A bug or an unexpected state.
+    Internal,
+}
+
+/// One calendar, as the sidebar shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct CalendarInfo {
+    /// Store id.
+    pub id: i64,
+    /// Name, unique.
+    pub name: String,
+    /// CSS colour, `#rrggbb`.
+    pub color: String,
+    /// Shown in the views.
+    pub visible: bool,
+    /// Reminders a new event in this calendar starts with.
+    pub default_alarms: Vec<AlarmSpec>,
+    /// Events (series count once) in it.
+    pub events: u32,
+}
+
+/// Create (`id: null`) or change a calendar.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct CalendarInput {
+    /// `null` to create.
+    pub id: Option<i64>,
+    /// Name, 1–200 characters, unique.
+    pub name: String,
+    /// `#rrggbb`.
+    pub color: String,
+    /// Shown in the views.
+    pub visible: bool,
+    /// Defaults for new events (at most 20).
+    pub default_alarms: Vec<AlarmSpec>,
+}
+
+/// A reminder of an event, as the editor shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AlarmSpec {
+    /// `minutes` before the start (or end); negative means after.
+    Before {
+        /// Minutes before; 0 = at the time.
+        minutes: i32,
+        /// Relative to the event's start or its end.
+        related: Related,
+    },
+    /// At a fixed wall time in the event's zone.
+    At {
+        /// Wall time `YYYY-MM-DDTHH:MM` in the event's zone.
+        at: String,
+    },
+}
+
+/// What a relative reminder is measured from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Related {
+    /// The event's start.
+    Start,
+    /// The event's end.
+    End,
+}
+
+/// One occurrence in a view range.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct OccurrenceView {
+    /// Names this occurrence for get/move/delete.
+    pub event: EventRef,
+    /// Summary (`"(no title)"` when empty).
+    pub title: String,
+    /// Wall time in the display zone, or a date for all-day occurrences.
+    pub start: String,
+    /// Exclusive end, same form as `start`.
+    pub end: String,
+    /// A date-only occurrence.
+    pub all_day: bool,
+    /// The calendar's colour.
+    pub color: String,
+    /// Location, if any.
+    pub location: Option<String>,
+    /// Part of a recurring series.
+    pub recurring: bool,
+    /// Has at least one reminder.
+    pub has_alarms: bool,
+}
+
+/// Names an event, or one occurrence of a series.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+pub struct EventRef {
+    /// Calendar id.
+    pub calendar_id: i64,
+    /// iCalendar `UID`.
+    pub uid: String,
+    /// Opaque: which occurrence of a series (`null` for a single event).
+    pub recurrence_id: Option<String>,
+}
+
+/// A window of the views: `[from, to)` as wall times in the display zone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct RangeQuery {
+    /// Inclusive start, wall time.
+    pub from: String,
+    /// Exclusive end, wall time (at most 400 days after `from`).
+    pub to: String,
+}
+
+/// The editor's form.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct EventDraft {
+    /// Calendar id.
+    pub calendar_id: i64,
+    /// Summary, at most 1,000 characters.
+    pub title: String,
+    /// A date-only event.
+    pub all_day: bool,
+    /// Wall time in `tz`, or a date when `all_day`.
+    pub start: String,
+    /// Wall time in `tz`; for all-day events the LAST day (inclusive).
+    pub end: String,
+    /// IANA zone of `start`/`end` (ignored for all-day events).
+    pub tz: String,
+    /// Location.
+    pub location: String,
+    /// Notes (`DESCRIPTION`), at most 100,000 characters.
+    pub notes: String,
+    /// `RRULE` value (`FREQ=WEEKLY;BYDAY=MO`), or `null`.
+    pub rrule: Option<String>,
+    /// Reminders, at most 20.
+    pub alarms: Vec<AlarmSpec>,
+}
+
+/// Which occurrences an edit or delete applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// The whole series (or the single event).
+    All,
+    /// Only the occurrence named by the [`EventRef`].
+    This,
+    /// That occurrence and every later one.
+    ThisAndFollowing,
+}
+
+/// An event as the editor opens it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct EventDetail {
+    /// What was opened.
+    pub event: EventRef,
+    /// The form's content (of the occurrence when `event` names one).
+    pub draft: EventDraft,
+    /// Part of a recurring series (the editor then asks for a [`Scope`]).
+    pub recurring: bool,
+}
+
+/// Save the editor: create (`event: null`) or change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct SaveEvent {
+    /// `null` to create a new event.
+    pub event: Option<EventRef>,
+    /// Which occurrences the change applies to (`all` for new events).
+    pub scope: Scope,
+    /// The form.
+    pub draft: EventDraft,
+}
+
+/// Drag to move or resize in a view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct MoveEvent {
+    /// The occurrence dragged.
+    pub event: EventRef,
+    /// Which occurrences move.
+    pub scope: Scope,
+    /// Wall-clock shift of the start, minutes.
+    pub start_delta_minutes: i64,
+    /// Wall-clock shift of the end, minutes (≠ start delta when resized).
+    pub end_delta_minutes: i64,
+}
+
+/// Delete an event or some of its occurrences.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct DeleteEvent {
+    /// What to delete.
+    pub event: EventRef,
+    /// Which occurrences.
+    pub scope: Scope,
+}
+
+/// Import an `.ics` file into a calendar (created when missing).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ImportIcs {
+    /// File path (from the file dialog).
+    pub path: String,
+    /// Calendar name.
+    pub calendar: String,
+}
+
+/// What an import did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ImportSummary {
+    /// Calendar it went into.
+    pub calendar_id: i64,
+    /// Event components read.
+    pub events: u32,
+    /// New or changed.
+    pub changed: u32,
+    /// Reminders scheduled.
+    pub scheduled: u32,
+}
+
+/// Export to an `.ics` file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ExportIcs {
+    /// File path (from the save dialog).
+    pub path: String,
+    /// One calendar, or `null` for all.
+    pub calendar_id: Option<i64>,
+}
+
+/// A reminder that fired and is not dismissed: the reminder window's rows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ShownReminder {
+    /// Instance key (for snooze/dismiss).
+    pub key: String,
+    /// The event it is about.
+    pub event: EventRef,
+    /// Summary.
+    pub title: String,
+    /// Location.
+    pub location: Option<String>,
+    /// Calendar colour.
+    pub color: String,
+    /// Occurrence start as the event wrote it (RFC 3339 with offset, or a date).
+    pub occurrence_start: String,
+    /// When it was due, instant.
+    pub trigger: String,
+    /// Fell due while Kairos was not running (shown later, as missed).
+    pub missed: bool,
+}
+
+/// A pending reminder (tray menu, status bar).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct UpcomingReminder {
+    /// Instance key.
+    pub key: String,
+    /// Summary.
+    pub title: String,
+    /// When it fires, instant.
+    pub trigger: String,
+}
+
+/// Snooze a shown reminder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct SnoozeRequest {
+    /// Instance key.
+    pub key: String,
+    /// 1 – 10,080 (a week).
+    pub minutes: u32,
+}
+
+/// User settings (stored in the database).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct Settings {
+    /// `auto` (from the OS), `en` or `zh-CN`.
+    pub language: String,
+    /// `system`, `light` or `dark`.
+    pub theme: String,
+    /// Display zone (IANA); `null` follows the system.
+    pub time_zone: Option<String>,
+    /// 0 = Sunday, 1 = Monday.
+    pub week_start: u8,
+    /// Snooze choices offered, minutes (1–10,080, at most 12).
+    pub snooze_choices: Vec<u32>,
+    /// What the notification's Snooze button does, minutes.
+    pub default_snooze: u32,
+    /// No pop-ups in this daily window (`HH:MM`–`HH:MM`, local);
+    /// reminders still go to the reminder window.
+    pub quiet_hours: Option<QuietHours>,
+    /// Start Kairos when the user logs in.
+    pub start_at_login: bool,
+    /// Calendar new events go to.
+    pub default_calendar: Option<i64>,
+}
+
+/// A daily quiet window.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct QuietHours {
+    /// `HH:MM`.
+    pub start: String,
+    /// `HH:MM` (before `start` means the window crosses midnight).
+    pub end: String,
+}
+
+/// How reminders reach the person right now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum NotifierState {
+    /// OS notifications with Snooze/Dismiss buttons.
+    Actions,
+    /// OS notifications without buttons: the reminder window does the rest.
+    NoActions,
+    /// No notification service: the reminder window only.
+    Unavailable,
+}
+
+/// The status bar and tray.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct AppStatus {
+    /// Kairos version.
+    pub version: String,
+    /// Display zone in effect.
+    pub time_zone: String,
+    /// The system's zone.
+    pub system_time_zone: String,
+    /// Database file.
+    pub database: String,
+    /// OS notifications.
+    pub notifier: NotifierState,
+    /// Reminders paused (do-not-disturb) until this instant.
+    pub paused_until: Option<String>,
+    /// The next few pending reminders.
+    pub next: Vec<UpcomingReminder>,
+    /// Reminders fired and not yet dismissed.
+    pub shown: u32,
+}
+
+/// Pause pop-ups (do-not-disturb).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Pause {
+    /// For one hour.
+    Hour,
+    /// Until 08:00 tomorrow (display zone).
+    UntilTomorrow,
+    /// Resume now.
+    Off,
+}
+
+/// Names of the events the shell emits to the UI (payloads in brackets).
+pub mod events {
+    /// Reminders changed: fired, snoozed, dismissed (no payload).
+    pub const REMINDERS_CHANGED: &str = "kairos://reminders-changed";
+    /// Calendar data changed outside the UI, e.g. an import (no payload).
+    pub const DATA_CHANGED: &str = "kairos://data-changed";
+    /// Open this event in the editor (an `EventRef`).
+    pub const OPEN_EVENT: &str = "kairos://open-event";
+    /// Show the reminder list (no payload).
+    pub const SHOW_REMINDERS: &str = "kairos://show-reminders";
+}

@@ -1,0 +1,69 @@
+//! What the Kairos desktop app *does*, without the desktop: the IPC contract
+//! ([`api`]), and the service behind every command ([`App`]) — calendars,
+//! event editing with "this / this and following / all", the views' window
+//! queries, the reminder window's list, snooze and dismiss, settings.
+//!
+//! It knows no Tauri, no webview and no D-Bus: `src-tauri` wraps each method
+//! of [`App`] in a `#[tauri::command]` of the same name and does nothing
+//! else, so everything here is tested on a real SQLite file without a window.
+//! Errors cross IPC as [`api::ApiError`] `{kind, message}`.
+//!
+//! ```
+//! use kairos_app::{App, api::RangeQuery};
+//! let dir = tempfile::tempdir().unwrap();
+//! let now = "2026-03-09T08:00:00Z".parse().unwrap();
+//! let mut app = App::open(&dir.path().join("k.db"), "Europe/Berlin", now).unwrap();
+//! let cal = app.list_calendars().unwrap()[0].id;
+//! let mut draft = app.new_draft(cal, "2026-03-10T09:00", now).unwrap();
+//! draft.title = "Dentist".into();
+//! app.save_event(kairos_app::api::SaveEvent { event: None, scope: kairos_app::api::Scope::All, draft }, now).unwrap();
+//! let week = app.occurrences(&RangeQuery { from: "2026-03-09T00:00".into(), to: "2026-03-16T00:00".into() }).unwrap();
+//! assert_eq!(week[0].start, "2026-03-10T09:00:00");
+//! ```
+
+pub mod api;
+mod calendars;
+mod convert;
+mod edit;
+mod error;
+mod reminders;
+mod service;
+mod settings;
+mod views;
+
+pub use error::ApiResult;
+pub use service::App;
+
+/// The IPC commands, declared once: name, argument (name and type) and
+/// result. `src-tauri` registers a command of each name; the TypeScript
+/// wrappers in `ui/src/ipc/bindings.ts` are generated from this list.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! ipc_commands {
+    ($m:ident) => {
+        $m! {
+            app_status() -> AppStatus;
+            get_settings() -> Settings;
+            save_settings(settings: Settings) -> Settings;
+            list_calendars() -> Vec<CalendarInfo>;
+            save_calendar(input: CalendarInput) -> CalendarInfo;
+            delete_calendar(id: i64) -> ();
+            occurrences(range: RangeQuery) -> Vec<OccurrenceView>;
+            new_draft(calendar_id: i64, start: String) -> EventDraft;
+            get_event(event: EventRef) -> EventDetail;
+            save_event(request: SaveEvent) -> EventRef;
+            move_event(request: MoveEvent) -> ();
+            delete_event(request: DeleteEvent) -> ();
+            import_ics(request: ImportIcs) -> ImportSummary;
+            export_ics(request: ExportIcs) -> u32;
+            shown_reminders() -> Vec<ShownReminder>;
+            snooze(request: SnoozeRequest) -> ();
+            dismiss(key: String) -> ();
+            dismiss_all() -> u32;
+            pause_reminders(pause: Pause) -> AppStatus;
+            time_zones() -> Vec<String>;
+        }
+    };
+}
+
+pub mod bindings;

@@ -1,0 +1,419 @@
+//! [`App`]: one store connection and the methods behind the IPC commands
+//! that touch events. Calendars, views, reminders and settings are in their
+//! own modules as further `impl App` blocks.
+
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Duration, Utc};
+use chrono_tz::Tz;
+use kairos_core::Limits;
+use kairos_core::model::{Calendar, Event};
+use kairos_store::{CalendarId, CalendarSettings, Store};
+
+use crate::api::{
+    ApiError, DeleteEvent, EventDetail, EventDraft, EventRef, ExportIcs, ImportIcs, ImportSummary,
+    MoveEvent, NotifierState, SaveEvent, Scope, Settings,
+};
+use crate::convert::{date, fmt_date, fmt_minute, rid_when, wall, zone};
+use crate::edit::{self, draft_of, event_of, shift_exceptions, until_before, without};
+use crate::error::ApiResult;
+
+/// Largest `.ics` file the app imports (the core's own limit is larger; a
+/// desktop import past this is almost surely the wrong file).
+pub const MAX_IMPORT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The desktop app's state: a store connection and the settings.
+pub struct App {
+    pub(crate) store: Store,
+    pub(crate) path: PathBuf,
+    pub(crate) system_tz: Tz,
+    pub(crate) settings: Settings,
+    /// How far ahead reminders are materialised (the engine's horizon).
+    pub(crate) horizon: Duration,
+    /// Set by the shell after probing the notification service.
+    pub notifier: NotifierState,
+    uid_seq: u64,
+}
+
+impl App {
+    /// Opens (creating if needed) the database at `path`. `system_tz` is the
+    /// machine's zone (IANA name). A database with no calendar gets one
+    /// called "Personal".
+    ///
+    /// # Errors
+    /// The store cannot be opened (named, classified), a bad zone name.
+    pub fn open(path: &Path, system_tz: &str, now: DateTime<Utc>) -> ApiResult<Self> {
+        let store = Store::open(path)?;
+        let mut app = Self {
+            store,
+            path: path.to_owned(),
+            system_tz: zone(system_tz, "system time zone").unwrap_or(Tz::UTC),
+            settings: crate::settings::defaults(),
+            horizon: kairos_engine::engine::Config::default().horizon,
+            notifier: NotifierState::Unavailable,
+            uid_seq: 0,
+        };
+        app.settings = app.load_settings()?;
+        if app.store.calendars()?.is_empty() {
+            app.store.ensure_calendar("Personal", now)?;
+        }
+        Ok(app)
+    }
+
+    /// The database file.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The store (for the shell's engine wiring and tests).
+    pub fn store(&mut self) -> &mut Store {
+        &mut self.store
+    }
+
+    pub(crate) fn calendar(&self, id: i64) -> ApiResult<CalendarSettings> {
+        self.store
+            .read(|r| r.calendar_by_id(CalendarId(id)))?
+            .ok_or_else(|| ApiError::not_found(format!("calendar {id} does not exist (any more)")))
+    }
+
+    /// Every component (master and overrides) of series `uid`.
+    pub(crate) fn series(&self, cal: i64, uid: &str) -> ApiResult<Vec<Event>> {
+        let mut text = String::from("BEGIN:VCALENDAR\r\nVERSION:2.0\r\n");
+        for e in self.store.events_of(CalendarId(cal))? {
+            if e.uid == uid {
+                text.push_str(e.ics.trim_end());
+                text.push_str("\r\n");
+            }
+        }
+        text.push_str("END:VCALENDAR\r\n");
+        let parsed = kairos_core::ics::parse_calendar(text.as_bytes(), &Limits::default())
+            .map_err(|e| {
+                ApiError::internal(format!("stored event {uid:?} no longer reads: {e}"))
+            })?;
+        if parsed.events.is_empty() {
+            return Err(ApiError::not_found(format!(
+                "event {uid:?} does not exist (any more)"
+            )));
+        }
+        Ok(parsed.events)
+    }
+
+    fn write_series(
+        &mut self,
+        cal: i64,
+        uid: &str,
+        comps: &[Event],
+        now: DateTime<Utc>,
+    ) -> ApiResult<()> {
+        let name = self.calendar(cal)?.name;
+        let floating = self.display_tz();
+        kairos_engine::import::replace_series(
+            &mut self.store,
+            &name,
+            uid,
+            comps,
+            now,
+            self.horizon,
+            floating,
+        )?;
+        Ok(())
+    }
+
+    fn new_uid(&mut self, now: DateTime<Utc>) -> String {
+        self.uid_seq += 1;
+        format!(
+            "{:x}-{:x}-{}@kairos",
+            now.timestamp_micros(),
+            std::process::id(),
+            self.uid_seq
+        )
+    }
+
+    /// The form for a new event at `start` (wall time in the display zone,
+    /// or a date for an all-day event) in calendar `calendar_id`, with that
+    /// calendar's default reminders.
+    ///
+    /// # Errors
+    /// Unknown calendar, a malformed `start`.
+    pub fn new_draft(
+        &self,
+        calendar_id: i64,
+        start: &str,
+        _now: DateTime<Utc>,
+    ) -> ApiResult<EventDraft> {
+        let cal = self.calendar(calendar_id)?;
+        let all_day = start.len() == 10;
+        let at = if all_day {
+            date(start, "start")?.and_time(chrono::NaiveTime::MIN)
+        } else {
+            wall(start, "start")?
+        };
+        let mut d = edit::blank(at, all_day, self.display_tz());
+        d.calendar_id = calendar_id;
+        d.alarms = serde_json::from_str(&cal.default_alarms).unwrap_or_default();
+        Ok(d)
+    }
+
+    /// The editor's content for an event or one occurrence.
+    ///
+    /// # Errors
+    /// Unknown event or occurrence.
+    pub fn get_event(&self, r: &EventRef) -> ApiResult<EventDetail> {
+        let comps = self.series(r.calendar_id, &r.uid)?;
+        let floating = self.display_tz();
+        let master = master_of(&comps);
+        let rule = master.rrules.first().map(|x| x.source.clone());
+        let mut draft = match &r.recurrence_id {
+            Some(rid) => {
+                let when = rid_when(rid, master, floating)?;
+                match comps.iter().find(|c| c.recurrence_id == Some(when)) {
+                    Some(ov) => draft_of(ov, None, rule, floating),
+                    None => draft_of(master, Some(when), rule, floating),
+                }
+            }
+            None => draft_of(master, None, rule, floating),
+        };
+        draft.calendar_id = r.calendar_id;
+        Ok(EventDetail {
+            event: r.clone(),
+            draft,
+            recurring: master.is_recurring(),
+        })
+    }
+
+    /// Saves the editor: a new event, or a change to `scope` of an existing one.
+    ///
+    /// # Errors
+    /// Invalid fields (named), unknown event or calendar, store failures.
+    pub fn save_event(&mut self, req: SaveEvent, now: DateTime<Utc>) -> ApiResult<EventRef> {
+        let target = self.calendar(req.draft.calendar_id)?.id.0;
+        let Some(r) = req.event else {
+            let uid = self.new_uid(now);
+            let ev = event_of(&req.draft, &uid, None, None)?;
+            self.write_series(target, &uid, &[ev], now)?;
+            return Ok(EventRef {
+                calendar_id: target,
+                uid,
+                recurrence_id: None,
+            });
+        };
+        let comps = self.series(r.calendar_id, &r.uid)?;
+        let floating = self.display_tz();
+        let master = master_of(&comps).clone();
+        let rid = match (&r.recurrence_id, master.is_recurring()) {
+            (Some(s), true) => Some(rid_when(s, &master, floating)?),
+            _ => None,
+        };
+        let scope = match rid {
+            Some(w) if w == master.start && req.scope == Scope::ThisAndFollowing => Scope::All,
+            Some(_) => req.scope,
+            None => Scope::All,
+        };
+        match (scope, rid) {
+            (Scope::This, Some(w)) => {
+                let base = comps
+                    .iter()
+                    .find(|c| c.recurrence_id == Some(w))
+                    .unwrap_or(&master);
+                let ov = event_of(&req.draft, &r.uid, Some(w), Some(base))?;
+                let mut out: Vec<Event> = comps
+                    .iter()
+                    .filter(|c| c.recurrence_id != Some(w))
+                    .cloned()
+                    .collect();
+                out.push(ov);
+                self.write_series(r.calendar_id, &r.uid, &out, now)?;
+                Ok(r)
+            }
+            (Scope::ThisAndFollowing, Some(w)) => {
+                let head = until_before(&comps, w, floating)?;
+                let uid = self.new_uid(now);
+                let tail = event_of(&req.draft, &uid, None, Some(&master))?;
+                self.write_series(r.calendar_id, &r.uid, &head, now)?;
+                self.write_series(target, &uid, &[tail], now)?;
+                Ok(EventRef {
+                    calendar_id: target,
+                    uid,
+                    recurrence_id: None,
+                })
+            }
+            _ => {
+                // The form shows one occurrence; "all" applies its change of
+                // time to the series' own start.
+                let mut draft = req.draft.clone();
+                let shown = rid.unwrap_or(master.start);
+                let (ds, _) = edit::draft_span(&draft)?;
+                let by = ds.local() - shown.local();
+                let (ms, _) = edit::span(&master, floating);
+                let length = edit::draft_span(&draft)?.1.local() - ds.local();
+                let start = ms + by;
+                if draft.all_day {
+                    draft.start = fmt_date(start.date());
+                    draft.end = fmt_date(
+                        (start + length - Duration::days(1))
+                            .date()
+                            .max(start.date()),
+                    );
+                } else {
+                    draft.start = fmt_minute(start);
+                    draft.end = fmt_minute(start + length);
+                }
+                let new_master = event_of(&draft, &r.uid, None, Some(&master))?;
+                let mut out = vec![new_master];
+                if !out[0].rrules.is_empty() {
+                    out.extend(comps.iter().filter(|c| c.recurrence_id.is_some()).cloned());
+                    shift_exceptions(&mut out, by);
+                }
+                let out = out
+                    .iter()
+                    .map(|e| edit::normalise(e, None))
+                    .collect::<ApiResult<Vec<_>>>()?;
+                if target != r.calendar_id {
+                    self.write_series(r.calendar_id, &r.uid, &[], now)?;
+                }
+                self.write_series(target, &r.uid, &out, now)?;
+                Ok(EventRef {
+                    calendar_id: target,
+                    uid: r.uid,
+                    recurrence_id: r.recurrence_id,
+                })
+            }
+        }
+    }
+
+    /// Drag in a view: shifts start and end by wall-clock minutes.
+    ///
+    /// # Errors
+    /// As [`App::save_event`]; an end moved before the start.
+    pub fn move_event(&mut self, req: &MoveEvent, now: DateTime<Utc>) -> ApiResult<()> {
+        let detail = self.get_event(&req.event)?;
+        let mut d = detail.draft;
+        let (s, e) = edit::draft_span(&d)?;
+        let ns = s.local() + Duration::minutes(req.start_delta_minutes);
+        let ne = e.local() + Duration::minutes(req.end_delta_minutes);
+        if ne < ns {
+            return Err(ApiError::invalid("end: moved before the start"));
+        }
+        if d.all_day {
+            d.start = fmt_date(ns.date());
+            d.end = fmt_date((ne - Duration::days(1)).date().max(ns.date()));
+        } else {
+            d.start = fmt_minute(ns);
+            d.end = fmt_minute(ne);
+        }
+        self.save_event(
+            SaveEvent {
+                event: Some(req.event.clone()),
+                scope: req.scope,
+                draft: d,
+            },
+            now,
+        )?;
+        Ok(())
+    }
+
+    /// Deletes an event, one occurrence, or it and the following ones.
+    ///
+    /// # Errors
+    /// Unknown event, store failures.
+    pub fn delete_event(&mut self, req: &DeleteEvent, now: DateTime<Utc>) -> ApiResult<()> {
+        let r = &req.event;
+        let comps = self.series(r.calendar_id, &r.uid)?;
+        let floating = self.display_tz();
+        let master = master_of(&comps);
+        let rid = match (&r.recurrence_id, master.is_recurring()) {
+            (Some(s), true) => Some(rid_when(s, master, floating)?),
+            _ => None,
+        };
+        let out = match (req.scope, rid) {
+            (Scope::This, Some(w)) => without(&comps, w)?,
+            (Scope::ThisAndFollowing, Some(w)) if w != master.start => {
+                until_before(&comps, w, floating)?
+            }
+            _ => Vec::new(),
+        };
+        self.write_series(r.calendar_id, &r.uid, &out, now)
+    }
+
+    /// Imports an `.ics` file into the calendar named `calendar`.
+    ///
+    /// # Errors
+    /// The file cannot be read or is too large, the text is malformed
+    /// (the message names the line and property), store failures.
+    pub fn import_ics(&mut self, req: &ImportIcs, now: DateTime<Utc>) -> ApiResult<ImportSummary> {
+        let name = req.calendar.trim();
+        if name.is_empty() || name.chars().count() > 200 {
+            return Err(ApiError::invalid(
+                "calendar: a name of 1–200 characters is needed",
+            ));
+        }
+        let meta =
+            std::fs::metadata(&req.path).map_err(|e| ApiError::io(format!("{}: {e}", req.path)))?;
+        if meta.len() > MAX_IMPORT_BYTES {
+            return Err(ApiError::invalid(format!(
+                "{}: {} bytes is over the import limit of 64 MiB",
+                req.path,
+                meta.len()
+            )));
+        }
+        let bytes =
+            std::fs::read(&req.path).map_err(|e| ApiError::io(format!("{}: {e}", req.path)))?;
+        let cal = kairos_core::ics::parse_calendar(&bytes, &Limits::default())
+            .map_err(|e| ApiError::invalid(format!("{}: {e}", req.path)))?;
+        let floating = self.display_tz();
+        let report = kairos_engine::import::import(
+            &mut self.store,
+            name,
+            &cal,
+            now,
+            self.horizon,
+            floating,
+        )?;
+        let id = self.store.ensure_calendar(name, now)?;
+        Ok(ImportSummary {
+            calendar_id: id.0,
+            events: u32::try_from(report.events).unwrap_or(u32::MAX),
+            changed: u32::try_from(report.changed).unwrap_or(u32::MAX),
+            scheduled: u32::try_from(report.scheduled).unwrap_or(u32::MAX),
+        })
+    }
+
+    /// Writes one calendar (or all) as an `.ics` file; returns the number of
+    /// components written.
+    ///
+    /// # Errors
+    /// Unknown calendar, the file cannot be written.
+    pub fn export_ics(&self, req: &ExportIcs, now: DateTime<Utc>) -> ApiResult<u32> {
+        let cals = match req.calendar_id {
+            Some(id) => vec![self.calendar(id)?],
+            None => self.store.read(|r| r.calendar_settings())?,
+        };
+        let mut text = String::from("BEGIN:VCALENDAR\r\nVERSION:2.0\r\n");
+        for c in &cals {
+            for e in self.store.events_of(c.id)? {
+                text.push_str(e.ics.trim_end());
+                text.push_str("\r\n");
+            }
+        }
+        text.push_str("END:VCALENDAR\r\n");
+        let mut cal = kairos_core::ics::parse_calendar(text.as_bytes(), &Limits::default())
+            .map_err(|e| ApiError::internal(format!("stored events no longer read: {e}")))?;
+        if let [one] = cals.as_slice() {
+            cal.name = Some(one.name.clone());
+        }
+        let out = kairos_core::ics::write_calendar(&Calendar { ..cal.clone() }, now);
+        std::fs::write(&req.path, out).map_err(|e| ApiError::io(format!("{}: {e}", req.path)))?;
+        Ok(u32::try_from(cal.events.len()).unwrap_or(u32::MAX))
+    }
+}
+
+/// The master of a series (the component without `RECURRENCE-ID`), or its
+/// first override when only overrides were stored. `comps` is never empty
+/// ([`App::series`] refuses that).
+fn master_of(comps: &[Event]) -> &Event {
+    comps
+        .iter()
+        .find(|c| c.recurrence_id.is_none())
+        .unwrap_or(&comps[0])
+}

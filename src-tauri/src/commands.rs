@@ -1,0 +1,194 @@
+//! One `#[tauri::command]` per entry of `kairos_app::ipc_commands!`, each a
+//! call of the [`kairos_app::App`] method of the same name on the blocking
+//! pool. Arguments keep their snake_case names (as the generated TypeScript
+//! sends them). Nothing here decides anything.
+
+use std::sync::Arc;
+
+use kairos_app::api::{
+    ApiError, AppStatus, CalendarInfo, CalendarInput, DeleteEvent, EventDetail, EventDraft,
+    EventRef, ExportIcs, ImportIcs, ImportSummary, MoveEvent, OccurrenceView, Pause, RangeQuery,
+    SaveEvent, Settings, ShownReminder, SnoozeRequest, events,
+};
+use tauri::{Emitter, State};
+use tauri_plugin_autostart::ManagerExt;
+
+use crate::state::Shared;
+
+type S<'a> = State<'a, Arc<Shared>>;
+type R<T> = Result<T, ApiError>;
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn app_status(s: S<'_>) -> R<AppStatus> {
+    s.call(|a, now| a.app_status(now)).await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn get_settings(s: S<'_>) -> R<Settings> {
+    s.call(|a, _| a.get_settings()).await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn save_settings(s: S<'_>, settings: Settings) -> R<Settings> {
+    let login = settings.start_at_login;
+    let saved = s.call(move |a, _| a.save_settings(settings)).await?;
+    let auto = s.handle.autolaunch();
+    let res = if login { auto.enable() } else { auto.disable() };
+    if let Err(e) = res.or_else(|e| if login { Err(e) } else { Ok(()) }) {
+        return Err(ApiError::io(format!("start at login: {e}")));
+    }
+    Ok(saved)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn list_calendars(s: S<'_>) -> R<Vec<CalendarInfo>> {
+    s.call(|a, _| a.list_calendars()).await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn save_calendar(s: S<'_>, input: CalendarInput) -> R<CalendarInfo> {
+    s.call(move |a, now| a.save_calendar(input, now)).await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn delete_calendar(s: S<'_>, id: i64) -> R<()> {
+    s.call(move |a, _| a.delete_calendar(id)).await?;
+    s.reminders_changed();
+    Ok(())
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn occurrences(s: S<'_>, range: RangeQuery) -> R<Vec<OccurrenceView>> {
+    s.call(move |a, _| a.occurrences(&range)).await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn new_draft(s: S<'_>, calendar_id: i64, start: String) -> R<EventDraft> {
+    s.call(move |a, now| a.new_draft(calendar_id, &start, now))
+        .await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn get_event(s: S<'_>, event: EventRef) -> R<EventDetail> {
+    s.call(move |a, _| a.get_event(&event)).await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn save_event(s: S<'_>, request: SaveEvent) -> R<EventRef> {
+    let r = s.call(move |a, now| a.save_event(request, now)).await?;
+    s.reminders_changed();
+    Ok(r)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn move_event(s: S<'_>, request: MoveEvent) -> R<()> {
+    s.call(move |a, now| a.move_event(&request, now)).await?;
+    s.reminders_changed();
+    Ok(())
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn delete_event(s: S<'_>, request: DeleteEvent) -> R<()> {
+    s.call(move |a, now| a.delete_event(&request, now)).await?;
+    s.reminders_changed();
+    Ok(())
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn import_ics(s: S<'_>, request: ImportIcs) -> R<ImportSummary> {
+    let r = s.call(move |a, now| a.import_ics(&request, now)).await?;
+    s.reminders_changed();
+    let _ = s.handle.emit(events::DATA_CHANGED, ());
+    Ok(r)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn export_ics(s: S<'_>, request: ExportIcs) -> R<u32> {
+    s.call(move |a, now| a.export_ics(&request, now)).await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn shown_reminders(s: S<'_>) -> R<Vec<ShownReminder>> {
+    s.call(|a, now| a.shown_reminders(now)).await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn snooze(s: S<'_>, request: SnoozeRequest) -> R<()> {
+    s.call(move |a, now| a.snooze(&request, now)).await?;
+    s.reminders_changed();
+    Ok(())
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn dismiss(s: S<'_>, key: String) -> R<()> {
+    s.call(move |a, now| a.dismiss(&key, now)).await?;
+    s.reminders_changed();
+    Ok(())
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn dismiss_all(s: S<'_>) -> R<u32> {
+    let n = s.call(|a, now| a.dismiss_all(now)).await?;
+    s.reminders_changed();
+    Ok(n)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn pause_reminders(s: S<'_>, pause: Pause) -> R<AppStatus> {
+    let st = s.call(move |a, now| a.pause_reminders(pause, now)).await?;
+    crate::tray::refresh(&s);
+    Ok(st)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn time_zones(s: S<'_>) -> R<Vec<String>> {
+    s.call(|a, _| a.time_zones()).await
+}
+
+/// The handler with every command; `kairos_app::bindings::COMMAND_NAMES`
+/// lists the same names (checked by the test below).
+#[macro_export]
+macro_rules! handler {
+    () => {
+        tauri::generate_handler![
+            commands::app_status,
+            commands::get_settings,
+            commands::save_settings,
+            commands::list_calendars,
+            commands::save_calendar,
+            commands::delete_calendar,
+            commands::occurrences,
+            commands::new_draft,
+            commands::get_event,
+            commands::save_event,
+            commands::move_event,
+            commands::delete_event,
+            commands::import_ics,
+            commands::export_ics,
+            commands::shown_reminders,
+            commands::snooze,
+            commands::dismiss,
+            commands::dismiss_all,
+            commands::pause_reminders,
+            commands::time_zones,
+        ]
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every declared command is registered here, and nothing else: the
+    /// names in `handler!` (read from this file) equal the declared list.
+    #[test]
+    fn every_declared_command_is_registered() {
+        let src = include_str!("commands.rs");
+        let body = &src[src.find("generate_handler![").unwrap_or(0)..];
+        let body = &body[..body.find(']').unwrap_or(body.len())];
+        let registered: Vec<&str> = body
+            .split("commands::")
+            .skip(1)
+            .map(|s| s.trim().trim_end_matches(',').trim())
+            .collect();
+        assert_eq!(registered, kairos_app::bindings::COMMAND_NAMES);
+    }
+}

@@ -1,0 +1,98 @@
+//! Kairos desktop: a thin Tauri 2 shell. It opens the database, embeds the
+//! reminder engine on its own thread, registers the IPC commands (each one
+//! call into `kairos-app`), the tray, and OS notifications. It decides
+//! nothing itself: behaviour lives in `crates/`.
+//!
+//! Closing the window hides it; reminders keep firing from the tray until
+//! "Quit". One instance per user: a second launch brings the first forward.
+
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+mod commands;
+mod engine;
+mod notifier;
+mod state;
+mod tray;
+
+use std::sync::Arc;
+
+use kairos_app::App;
+use tauri::{Manager, RunEvent, WindowEvent};
+
+use crate::state::Shared;
+
+fn system_zone() -> String {
+    std::env::var("TZ")
+        .ok()
+        .filter(|z| z.parse::<chrono_tz::Tz>().is_ok())
+        .or_else(|| iana_time_zone::get_timezone().ok())
+        .unwrap_or_else(|| "UTC".into())
+}
+
+fn main() {
+    let db = state::db_path();
+    let clock = state::clock();
+    if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty())
+        && let Err(e) = std::fs::create_dir_all(dir)
+    {
+        eprintln!("kairos: cannot create {}: {e}", dir.display());
+        std::process::exit(1);
+    }
+    let app = match App::open(&db, &system_zone(), clock.now()) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("kairos: {}: {}", db.display(), e.message);
+            std::process::exit(1);
+        }
+    };
+    let built = tauri::Builder::default()
+        .plugin(tauri_plugin_single_instance::init(|h, _argv, _cwd| {
+            if let Some(s) = h.try_state::<Arc<Shared>>() {
+                s.show_main();
+            }
+        }))
+        .plugin(tauri_plugin_autostart::init(
+            tauri_plugin_autostart::MacosLauncher::LaunchAgent,
+            None,
+        ))
+        .plugin(tauri_plugin_dialog::init())
+        .invoke_handler(handler!())
+        .setup(move |a| {
+            let shared = Arc::new(Shared::new(app, clock, a.handle().clone()));
+            a.manage(Arc::clone(&shared));
+            if let Err(e) = tray::create(a.handle()) {
+                eprintln!(
+                    "kairos: no tray ({e}); closing the window will not quit while reminders run"
+                );
+            }
+            engine::start(shared, db);
+            Ok(())
+        })
+        .on_window_event(|w, e| {
+            // Closing hides: reminders keep firing from the tray.
+            if let WindowEvent::CloseRequested { api, .. } = e
+                && w.label() == "main"
+            {
+                let _ = w.hide();
+                api.prevent_close();
+            }
+        })
+        .build(tauri::generate_context!());
+    let built = match built {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("kairos: cannot start the desktop app: {e}");
+            std::process::exit(1);
+        }
+    };
+    built.run(|_, e| {
+        // No window left is not a reason to stop reminding; only "Quit"
+        // (an explicit exit code) is.
+        if let RunEvent::ExitRequested {
+            api, code: None, ..
+        } = e
+        {
+            api.prevent_exit();
+        }
+    });
+}

@@ -1,0 +1,210 @@
+//! The desktop channel: a fired reminder becomes an OS notification (XDG
+//! D-Bus, via notify-rust) with Snooze and Dismiss buttons, and a row in the
+//! in-app reminder window. Where the notification service is missing, shows
+//! no buttons, or pop-ups are paused, the reminder window comes forward
+//! instead. A notification whose reminder was dismissed or snoozed
+//! elsewhere (the reminder window, the CLI, another device) is closed.
+//!
+//! Measured (FINDINGS.md): notify-rust listens for actions only after
+//! `Notify` returns, and the blocking wait cannot also close the same
+//! notification, so the async API is used and each notification's handle
+//! is kept until it is answered or closed.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use chrono::Duration;
+use kairos_app::api::{EventRef, NotifierState, events};
+use kairos_engine::channel::{Channel, Delivery, Reminder};
+use kairos_store::State;
+use notify_rust::{Notification, NotificationHandle, NotificationResponse, Timeout};
+use tauri::Emitter;
+
+use crate::state::Shared;
+
+/// Notifications on screen, by instance key.
+fn on_screen() -> &'static Mutex<HashMap<String, Arc<NotificationHandle>>> {
+    static SHOWN: OnceLock<Mutex<HashMap<String, Arc<NotificationHandle>>>> = OnceLock::new();
+    SHOWN.get_or_init(Mutex::default)
+}
+
+fn screen() -> std::sync::MutexGuard<'static, HashMap<String, Arc<NotificationHandle>>> {
+    on_screen()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// What the notification service can do (asked once at start).
+#[must_use]
+pub fn probe() -> NotifierState {
+    match notify_rust::get_capabilities() {
+        Ok(caps) if caps.iter().any(|c| c == "actions") => NotifierState::Actions,
+        Ok(_) => NotifierState::NoActions,
+        Err(_) => NotifierState::Unavailable,
+    }
+}
+
+/// The channel the embedded engine delivers to.
+pub struct DesktopChannel {
+    shared: Arc<Shared>,
+}
+
+impl DesktopChannel {
+    /// A channel for this app.
+    #[must_use]
+    pub fn new(shared: Arc<Shared>) -> Self {
+        Self { shared }
+    }
+}
+
+fn body(r: &Reminder) -> String {
+    let when = r.occurrence_start.replace('T', " ");
+    let when = when.get(..16).unwrap_or(&when).to_owned();
+    let mut b = match r.status {
+        "missed" => format!("Missed · {when}"),
+        _ => when,
+    };
+    if let Some(l) = r.location.as_deref().filter(|l| !l.is_empty()) {
+        b.push_str(" · ");
+        b.push_str(l);
+    }
+    b
+}
+
+impl Channel for DesktopChannel {
+    fn name(&self) -> &'static str {
+        "desktop"
+    }
+
+    fn deliver<'a>(&'a self, r: &'a Reminder) -> Delivery<'a> {
+        Box::pin(async move {
+            let s = &self.shared;
+            let (state, quiet) = {
+                let app = s.lock();
+                (app.notifier, app.is_quiet(s.now()).unwrap_or(false))
+            };
+            if state == NotifierState::Unavailable || quiet {
+                // The reminder window is the delivery; the row appears when
+                // the engine has recorded it (see `engine::fired`).
+                if !quiet {
+                    s.show_main();
+                    let _ = s.handle.emit(events::SHOW_REMINDERS, ());
+                }
+                return Ok(());
+            }
+            let mut n = Notification::new();
+            n.appname("Kairos")
+                .summary(r.summary.as_deref().unwrap_or("Reminder"))
+                .body(&body(r))
+                .icon("appointment-soon")
+                .timeout(Timeout::Never);
+            if state == NotifierState::Actions {
+                let snooze = {
+                    let mins = s
+                        .lock()
+                        .get_settings()
+                        .map(|x| x.default_snooze)
+                        .unwrap_or(10);
+                    format!("Snooze {mins} min")
+                };
+                n.action("default", "Open")
+                    .action("snooze", &snooze)
+                    .action("dismiss", "Dismiss");
+            }
+            match n.show_async().await {
+                Ok(handle) => {
+                    let handle = Arc::new(handle);
+                    screen().insert(r.key.clone(), Arc::clone(&handle));
+                    if state == NotifierState::Actions {
+                        tokio::spawn(answer(Arc::clone(s), r.key.clone(), r.uid.clone(), handle));
+                    } else {
+                        s.show_main();
+                        let _ = s.handle.emit(events::SHOW_REMINDERS, ());
+                    }
+                }
+                Err(e) => {
+                    eprintln!("kairos: notification failed ({e}); showing the reminder window");
+                    s.show_main();
+                    let _ = s.handle.emit(events::SHOW_REMINDERS, ());
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Waits for the person's answer to one notification and acts on it.
+async fn answer(s: Arc<Shared>, key: String, uid: String, handle: Arc<NotificationHandle>) {
+    let mut response = None;
+    handle
+        .wait_for_action_async(|r| response = Some(r.clone()))
+        .await;
+    screen().remove(&key);
+    let s2 = Arc::clone(&s);
+    let k = key.clone();
+    let acted = tauri::async_runtime::spawn_blocking(move || {
+        let now = s2.now();
+        let mut app = s2.lock();
+        match response {
+            Some(NotificationResponse::Action(a)) if a == "dismiss" => {
+                app.dismiss(&k, now).map(|()| true)
+            }
+            Some(NotificationResponse::Action(a)) if a == "snooze" => {
+                let len = s2.snooze_override.unwrap_or_else(|| {
+                    Duration::minutes(i64::from(
+                        app.get_settings().map(|x| x.default_snooze).unwrap_or(10),
+                    ))
+                });
+                app.snooze_for(&k, len, now).map(|()| true)
+            }
+            Some(NotificationResponse::Action(a)) if a == "default" => Ok(false),
+            Some(NotificationResponse::Default) => Ok(false),
+            _ => Ok(true),
+        }
+    })
+    .await;
+    match acted {
+        Ok(Ok(true)) => s.reminders_changed(),
+        Ok(Ok(false)) => {
+            // "Open": the event in the editor, and the reminder stays listed.
+            s.show_main();
+            let cal = s
+                .lock()
+                .store()
+                .get(&key)
+                .ok()
+                .flatten()
+                .map_or(0, |i| i.calendar.0);
+            let _ = s.handle.emit(
+                events::OPEN_EVENT,
+                EventRef {
+                    calendar_id: cal,
+                    uid,
+                    recurrence_id: None,
+                },
+            );
+        }
+        Ok(Err(e)) => eprintln!("kairos: notification action on {key}: {}", e.message),
+        Err(e) => eprintln!("kairos: notification action on {key}: {e}"),
+    }
+}
+
+/// Closes the notifications of reminders that are no longer waiting for
+/// the person (dismissed or snoozed anywhere).
+pub fn reconcile(s: &Arc<Shared>) {
+    let keys: Vec<String> = screen().keys().cloned().collect();
+    if keys.is_empty() {
+        return;
+    }
+    let gone: Vec<String> = {
+        let mut app = s.lock();
+        keys.into_iter()
+            .filter(|k| !matches!(app.store().get(k), Ok(Some(i)) if i.state == State::Delivered || i.state == State::Firing))
+            .collect()
+    };
+    for k in gone {
+        if let Some(h) = screen().remove(&k) {
+            tauri::async_runtime::spawn(async move { h.close_async().await });
+        }
+    }
+}

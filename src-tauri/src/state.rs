@@ -1,0 +1,119 @@
+//! What every part of the shell shares: the [`App`] service behind a mutex,
+//! the clock, and the way to wake the engine. Store calls block, so IPC
+//! commands run them on tokio's blocking pool ([`Shared::call`]), never on
+//! an async worker or the GTK main thread.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use chrono::{DateTime, Duration, Utc};
+use kairos_app::App;
+use kairos_app::api::{ApiError, events};
+use kairos_engine::clock::{Clock, SystemClock};
+use tauri::{AppHandle, Emitter, Manager};
+
+/// Shared by the IPC commands, the engine thread, the notifier and the tray.
+pub struct Shared {
+    /// The service; one connection, used by commands and notification
+    /// actions (the engine has its own).
+    app: Mutex<App>,
+    /// "Now" for everything in the app (shifted in tests, see [`clock`]).
+    pub clock: Arc<dyn Clock>,
+    /// Wakes the engine: the database changed (an edit, a snooze, a dismissal).
+    pub wake: Arc<tokio::sync::Notify>,
+    /// The running Tauri app, for events and windows.
+    pub handle: AppHandle,
+    /// Test only (`KAIROS_TEST_SNOOZE_SECS`): what a notification's Snooze
+    /// button snoozes for, instead of the setting's minutes.
+    pub snooze_override: Option<Duration>,
+}
+
+/// The database: `$KAIROS_DB`, else `$XDG_DATA_HOME/kairos/kairos.db` (the
+/// same file the `kairos` CLI uses by default).
+#[must_use]
+pub fn db_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("KAIROS_DB") {
+        return PathBuf::from(p);
+    }
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    base.join("kairos").join("kairos.db")
+}
+
+fn env_secs(name: &str) -> Option<i64> {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
+}
+
+/// The system clock, shifted by `KAIROS_TEST_CLOCK_OFFSET_SECS` (test only:
+/// "restart ten minutes later" without waiting ten minutes).
+#[must_use]
+pub fn clock() -> Arc<dyn Clock> {
+    let off = env_secs("KAIROS_TEST_CLOCK_OFFSET_SECS").unwrap_or(0);
+    Arc::new(SystemClock::shifted(Duration::seconds(off)))
+}
+
+impl Shared {
+    /// Wraps an opened service.
+    #[must_use]
+    pub fn new(app: App, clock: Arc<dyn Clock>, handle: AppHandle) -> Self {
+        Self {
+            app: Mutex::new(app),
+            clock,
+            wake: Arc::new(tokio::sync::Notify::new()),
+            handle,
+            snooze_override: env_secs("KAIROS_TEST_SNOOZE_SECS")
+                .filter(|s| *s > 0)
+                .map(Duration::seconds),
+        }
+    }
+
+    /// The service, locked. A panic while it was held cannot leave the
+    /// store half-written (every write is one transaction), so a poisoned
+    /// lock is taken over rather than propagated.
+    pub fn lock(&self) -> MutexGuard<'_, App> {
+        self.app
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Current time.
+    #[must_use]
+    pub fn now(&self) -> DateTime<Utc> {
+        self.clock.now()
+    }
+
+    /// Runs `f` on the blocking pool with the service and "now".
+    pub async fn call<T: Send + 'static>(
+        self: &Arc<Self>,
+        f: impl FnOnce(&mut App, DateTime<Utc>) -> Result<T, ApiError> + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let me = Arc::clone(self);
+        tauri::async_runtime::spawn_blocking(move || {
+            let now = me.now();
+            f(&mut me.lock(), now)
+        })
+        .await
+        .map_err(|e| ApiError::internal(format!("command failed: {e}")))?
+    }
+
+    /// After a change to reminders: wake the engine, close notifications of
+    /// reminders no longer shown, refresh the UI and the tray.
+    pub fn reminders_changed(self: &Arc<Self>) {
+        self.wake.notify_one();
+        crate::notifier::reconcile(self);
+        let _ = self.handle.emit(events::REMINDERS_CHANGED, ());
+        crate::tray::refresh(self);
+    }
+
+    /// Brings the main window to the front.
+    pub fn show_main(&self) {
+        if let Some(w) = self.handle.get_webview_window("main") {
+            let _ = w.show();
+            let _ = w.unminimize();
+            let _ = w.set_focus();
+        }
+    }
+}
