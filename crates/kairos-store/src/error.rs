@@ -204,6 +204,18 @@ pub enum StoreError {
         /// SQLite's error.
         source: Box<rusqlite::Error>,
     },
+    /// Flushing the write-ahead log to the disk failed (`fdatasync`): what
+    /// was committed since the last flush may not survive a power cut.
+    #[error(
+        "{path}: could not flush the write-ahead log to the disk ({source}); recent changes may \
+         not survive a power cut. Check the disk"
+    )]
+    Sync {
+        /// The database file.
+        path: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
     /// Any other SQLite or I/O error.
     #[error("{path}: database error: {source}")]
     Sqlite {
@@ -230,6 +242,7 @@ impl StoreError {
             | StoreError::CannotOpen { .. }
             | StoreError::Unsupported { .. }
             | StoreError::Constraint { .. }
+            | StoreError::Sync { .. }
             | StoreError::Sqlite { .. } => ErrorKind::Other,
         }
     }

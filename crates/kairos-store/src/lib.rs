@@ -65,12 +65,15 @@ mod error;
 mod open;
 mod sql;
 mod store;
+mod sync;
 mod types;
 
 pub use error::{ErrorKind, Result, StoreError};
 pub use open::{APPLICATION_ID, Options, SCHEMA_VERSION};
+pub use sql::Delivered;
 pub use store::{Reader, Store, Tx};
+pub use sync::WalSync;
 pub use types::{
-    AuditRow, Calendar, CalendarId, Delivery, Instance, Lease, NewInstance, Outcome, Recorded,
-    State, StoredEvent,
+    AuditRow, Calendar, CalendarId, CalendarSettings, Delivery, Instance, Lease, NewInstance,
+    Outcome, Recorded, State, StoredEvent,
 };

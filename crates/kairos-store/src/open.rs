@@ -11,9 +11,21 @@ use rusqlite_migration::{M, Migrations};
 use crate::error::{At, Ctx, Result, StoreError};
 use crate::store::Store;
 
-/// The migrations, in order. Append-only: add `migrations/0002_….sql` here,
-/// never edit a shipped file (STYLE.md).
-const STEPS: &[M<'static>] = &[M::up(include_str!("../../../migrations/0001_init.sql"))];
+/// The migrations, in order. Append-only: add a new file at the END of this
+/// list, never edit a shipped file or reorder the list (STYLE.md). The
+/// position in the list, not the file number, is the schema version. (0002
+/// and 0003 were written at the same time and shipped together, in order.)
+const STEPS: &[M<'static>] = &[
+    M::up(include_str!("../../../migrations/0001_init.sql")),
+    M::up(include_str!(
+        "../../../migrations/0002_calendar_settings.sql"
+    )),
+    // Rebuilds two tables (foreign keys are off while migrating): check them.
+    M::up(include_str!(
+        "../../../migrations/0003_lean_transitions.sql"
+    ))
+    .foreign_key_check(),
+];
 
 /// The schema version this binary creates and understands (`PRAGMA user_version`).
 pub const SCHEMA_VERSION: u32 = STEPS.len() as u32;
@@ -137,6 +149,8 @@ fn inspect(conn: &Connection, ctx: &Ctx) -> Result<u32> {
 
 fn prepare(mut conn: Connection, ctx: Ctx, options: &Options) -> Result<Store> {
     conn.busy_timeout(options.busy_timeout).at(&ctx)?;
+    // `rarray(?)`: a set of keys bound as one parameter (batch transitions).
+    rusqlite::vtab::array::load_module(&conn).at(&ctx)?;
     let version = inspect(&conn, &ctx)?;
 
     if options.read_only {
@@ -167,7 +181,23 @@ fn prepare(mut conn: Connection, ctx: Ctx, options: &Options) -> Result<Store> {
         // Every transaction takes the write lock up front, so the busy
         // timeout applies instead of failing on a stale read snapshot.
         conn.set_transaction_behavior(TransactionBehavior::Immediate);
+        // Foreign keys off while migrating (SQLite's procedure for rebuilding
+        // a table; steps that rebuild one check them with
+        // `M::foreign_key_check()`). Explicitly: the bundled SQLite is built
+        // with SQLITE_DEFAULT_FOREIGN_KEYS=1, and with them on, dropping the
+        // old table of a rebuild would cascade into the new one's rows.
+        conn.pragma_update(None, "foreign_keys", false).at(&ctx)?;
         migrate(&mut conn, &ctx)?;
+        // Scratch space of `Tx::record_delivered`, private to this
+        // connection and never on the disk.
+        conn.execute_batch(
+            "PRAGMA temp_store = MEMORY;
+             CREATE TEMP TABLE IF NOT EXISTS kairos_settle (
+                 key TEXT NOT NULL, channel TEXT NOT NULL, latency_ms INTEGER,
+                 at INTEGER NOT NULL, from_state TEXT NOT NULL, to_state TEXT NOT NULL,
+                 reason TEXT NOT NULL);",
+        )
+        .at(&ctx)?;
     }
 
     // Only after migrating: a later migration that rebuilds a table (SQLite's

@@ -55,6 +55,14 @@ impl Store {
         Store { conn, ctx }
     }
 
+    pub(crate) fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    pub(crate) fn ctx(&self) -> &Ctx {
+        &self.ctx
+    }
+
     /// The database file, as shown in error messages.
     pub fn path(&self) -> &str {
         &self.ctx.path

@@ -21,6 +21,23 @@ pub struct Calendar {
     pub created_at: DateTime<Utc>,
 }
 
+/// A calendar with the desktop app's settings (schema 0002).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CalendarSettings {
+    /// Its row id.
+    pub id: CalendarId,
+    /// The unique name the user sees.
+    pub name: String,
+    /// Display colour (`#rrggbb`), if one was set.
+    pub color: Option<String>,
+    /// Shown in the views.
+    pub visible: bool,
+    /// JSON array of default reminders for new events (opaque here).
+    pub default_alarms: String,
+    /// Series (master events) in it; ignored by updates.
+    pub series: u32,
+}
+
 /// One VEVENT (master or override) as stored, text kept verbatim.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredEvent {

@@ -5,25 +5,36 @@
 //!    `→ expired` when far too late;
 //! 2. **deliver** (no database): each claimed reminder goes to every channel
 //!    that does not already have it;
-//! 3. **record** (one transaction per [`RECORD_EVERY`] reminders): every outcome, and `firing → delivered |
-//!    failed (with its retry time) | abandoned`.
+//! 3. **record** (one transaction per [`RECORD_EVERY`] reminders): every
+//!    outcome, and `firing → delivered | failed (with its retry time) |
+//!    abandoned`.
+//!
+//! The claim is one set-based guarded `UPDATE` (plus its audit rows) for the
+//! whole batch; a successful single-channel delivery is recorded with its
+//! transition in three statements and one audit row
+//! ([`kairos_store::Tx::record_delivered`]); anything else (failures, several
+//! channels, a retry) takes the general path.
 //!
 //! A crash between 2 and 3 leaves the rest of the batch `firing`; recovery
 //! delivers those again with the same keys; at most one chunk was printed
 //! without being recorded (at-least-once to a channel that acknowledges
-//! nothing, never twice once recorded). Batching amortises the fsync of a
-//! durable commit over up to `Config::batch` reminders.
+//! nothing, never twice once recorded). Outcomes are committed without
+//! waiting for the disk and flushed by [`super::durable`], which bounds what
+//! a power cut can repeat to [`super::durable::AT_RISK`].
 
 use chrono::{DateTime, Utc};
-use kairos_store::{Instance, Outcome, Recorded, State, StoreError};
+use std::collections::HashSet;
+
+use kairos_store::{Delivered, Instance, Outcome, Recorded, State, StoreError};
 
 use super::{Engine, EngineError};
 use crate::channel::Reminder;
 use crate::materialise::Payload;
 use crate::policy::{FailureKind, Lateness, backoff};
 
-/// Reminders delivered between two commits of their outcomes.
-pub const RECORD_EVERY: usize = 32;
+/// Reminders delivered between two commits of their outcomes: a SIGKILL
+/// repeats at most this many.
+pub const RECORD_EVERY: usize = 256;
 
 /// A claimed instance and what is needed to deliver it.
 struct Claimed {
@@ -71,6 +82,14 @@ fn reminder(c: &Claimed, fired_at: DateTime<Utc>) -> Reminder {
     }
 }
 
+fn count(stats: &mut super::Stats, l: Lateness) {
+    match l {
+        Lateness::OnTime => stats.on_time += 1,
+        Lateness::Late => stats.late += 1,
+        Lateness::Missed | Lateness::Expired => stats.missed += 1,
+    }
+}
+
 fn outcome(kind: FailureKind) -> Outcome {
     match kind {
         FailureKind::Retryable => Outcome::Retryable,
@@ -93,11 +112,14 @@ impl Engine {
         if seen == 0 {
             return Ok(0);
         }
+        self.durability.start(&mut self.store);
         let claimed = self.claim(due, now)?;
         // Deliver and record in small chunks: a crash repeats at most one
         // chunk's printed-but-unrecorded reminders, while one commit (one
         // fsync) still covers many.
         for chunk in claimed.chunks(RECORD_EVERY) {
+            // Not more than AT_RISK delivered and not yet on the disk.
+            self.durability.room_for(chunk.len())?;
             let mut attempts: Vec<Vec<Attempt>> = Vec::with_capacity(chunk.len());
             for c in chunk {
                 let r = reminder(c, self.clock.now());
@@ -122,6 +144,7 @@ impl Engine {
             }
             let now = self.clock.now();
             self.record(chunk, &attempts, now)?;
+            self.durability.committed(chunk.len());
         }
         Ok(seen)
     }
@@ -136,21 +159,30 @@ impl Engine {
         // Not waiting for the disk here is safe: a claim lost in a power cut
         // leaves the instances pending, and they are claimed again.
         let (claimed, expired) = self.store.write_unsynced(|tx| -> Result<_, StoreError> {
-            let mut claimed = Vec::new();
+            let from = [State::Pending, State::Failed];
             let mut expired = 0;
+            let mut fire = Vec::with_capacity(due.len());
             for inst in due {
                 let lateness = policy.classify(inst.trigger_at, now);
-                let from = [State::Pending, State::Failed];
                 if lateness == Lateness::Expired {
                     let hours = (now - inst.trigger_at).num_hours();
                     let reason = format!("expired: {hours} h late, past the missed window");
                     if tx.transition(&inst.key, &from, State::Expired, &reason, now)? {
                         expired += 1;
                     }
-                    continue;
+                } else {
+                    fire.push((inst, lateness));
                 }
-                // The guard: only one engine, once, moves it to firing.
-                if !tx.transition(&inst.key, &from, State::Firing, "due", now)? {
+            }
+            // The guard: only one engine, once, moves each to firing.
+            let keys: Vec<&str> = fire.iter().map(|(i, _)| i.key.as_str()).collect();
+            let won: HashSet<String> = tx
+                .transition_many(&keys, &from, State::Firing, "due", now)?
+                .into_iter()
+                .collect();
+            let mut claimed = Vec::with_capacity(won.len());
+            for (inst, lateness) in fire {
+                if !won.contains(&inst.key) {
                     continue;
                 }
                 let done = if inst.attempts > 0 {
@@ -182,9 +214,49 @@ impl Engine {
         now: DateTime<Utc>,
     ) -> Result<(), EngineError> {
         let mut stats = self.stats;
-        self.store.write(|tx| -> Result<(), StoreError> {
+        let settle = |tx: &kairos_store::Tx<'_>| -> Result<(), StoreError> {
+            // The common case, one channel and delivered, is recorded for
+            // the whole chunk at once, after the loop.
+            let mut reasons = Vec::new();
+            let mut fast = Vec::new();
+            for (c, tries) in claimed.iter().zip(attempts) {
+                if let [
+                    Attempt {
+                        channel,
+                        result: Ok(()),
+                        latency_ms,
+                        at,
+                    },
+                ] = tries.as_slice()
+                {
+                    reasons.push(format!("delivered {}", status(c.lateness)));
+                    fast.push((c, channel.as_str(), *latency_ms, *at));
+                }
+            }
+            let items: Vec<Delivered<'_>> = fast
+                .iter()
+                .zip(&reasons)
+                .map(|((c, channel, latency_ms, at), reason)| Delivered {
+                    key: &c.inst.key,
+                    channel,
+                    latency_ms: *latency_ms,
+                    at: *at,
+                    from: State::Firing,
+                    to: State::Delivered,
+                    reason,
+                })
+                .collect();
+            for ((c, ..), rec) in fast.iter().zip(tx.record_delivered(&items)?) {
+                if rec == Recorded::AlreadyDelivered {
+                    stats.duplicates_prevented += 1;
+                }
+                count(&mut stats, c.lateness);
+            }
             for (c, tries) in claimed.iter().zip(attempts) {
                 let key = c.inst.key.as_str();
+                if matches!(tries.as_slice(), [Attempt { result: Ok(()), .. }]) {
+                    continue; // recorded above
+                }
                 let mut worst: Option<(FailureKind, &str)> = None;
                 let mut last = None;
                 for a in tries {
@@ -225,11 +297,7 @@ impl Engine {
                     None => {
                         let reason = format!("delivered {}", status(c.lateness));
                         tx.transition(key, &[State::Firing], State::Delivered, &reason, now)?;
-                        match c.lateness {
-                            Lateness::OnTime => stats.on_time += 1,
-                            Lateness::Late => stats.late += 1,
-                            Lateness::Missed | Lateness::Expired => stats.missed += 1,
-                        }
+                        count(&mut stats, c.lateness);
                     }
                     Some((kind, message)) => {
                         let tries = c.inst.attempts + 1;
@@ -247,7 +315,14 @@ impl Engine {
                 }
             }
             Ok(())
-        })?;
+        };
+        // With a flusher, the commit does not wait for the disk (see
+        // `durable`); without one (in memory) it is an ordinary FULL commit.
+        if self.durability.deferred() {
+            self.store.write_unsynced(settle)?;
+        } else {
+            self.store.write(settle)?;
+        }
         self.stats = stats;
         Ok(())
     }

@@ -7,8 +7,10 @@
 //! single-threaded runtime (see `daemon`), so store calls never block a shared
 //! async worker.
 
+mod durable;
 mod fire;
 
+pub use durable::AT_RISK;
 pub use fire::RECORD_EVERY;
 
 use std::sync::Arc;
@@ -67,6 +69,9 @@ pub enum EngineError {
     /// The wall-clock timer failed.
     #[error("wall-clock timer: {0}")]
     Timer(String),
+    /// Recorded outcomes could not be made durable (the log flush failed).
+    #[error("making delivery records durable: {0}")]
+    Durability(String),
 }
 
 /// Counters of one engine's life, for `kairos log` and the benches.
@@ -95,6 +100,8 @@ pub struct Engine {
     channels: Vec<Box<dyn Channel>>,
     config: Config,
     limits: Limits,
+    /// Flushes committed outcomes to the disk off the delivery path.
+    durability: durable::Durability,
     /// Counters since start.
     pub stats: Stats,
 }
@@ -102,7 +109,9 @@ pub struct Engine {
 use crate::import::{MATERIALISED_UNTIL, materialised_until};
 
 impl Engine {
-    /// An engine over `store`, delivering to `channels`.
+    /// An engine over `store`, delivering to `channels`. The flusher thread
+    /// (see `durable`) starts with the first delivery and stops when the
+    /// engine is dropped, after flushing what was committed.
     pub fn new(
         store: Store,
         clock: Arc<dyn Clock>,
@@ -115,6 +124,7 @@ impl Engine {
             channels,
             config,
             limits: Limits::default(),
+            durability: durable::Durability::new(),
             stats: Stats::default(),
         }
     }

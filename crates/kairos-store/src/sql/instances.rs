@@ -142,14 +142,16 @@ impl Tx<'_> {
         reason: &str,
         now: DateTime<Utc>,
     ) -> Result<bool> {
-        // Inside BEGIN IMMEDIATE nothing can change between this read and the
-        // UPDATE; it is here only to name the old state in the audit row.
-        let Some(current) = self.state_of(key)? else {
-            return Ok(false);
+        // The old state, for the audit row. With one `from` state, the
+        // guarded UPDATE below says it; otherwise read it (inside BEGIN
+        // IMMEDIATE nothing can change between this read and the UPDATE).
+        let current = match from {
+            [only] => *only,
+            _ => match self.state_of(key)? {
+                Some(s) if from.contains(&s) => s,
+                _ => return Ok(false),
+            },
         };
-        if !from.contains(&current) {
-            return Ok(false);
-        }
         let guard = (0..from.len())
             .map(|i| format!("?{}", i + 4))
             .collect::<Vec<_>>()
@@ -258,11 +260,12 @@ impl Reader<'_> {
             .at(self.ctx)
     }
 
-    /// The failed instance whose retry comes first.
+    /// The failed instance whose retry comes first. (`INDEXED BY`: without
+    /// statistics SQLite would rather walk the `state` index and sort.)
     pub fn earliest_retry(&self) -> Result<Option<(String, DateTime<Utc>)>> {
         self.conn
             .prepare_cached(
-                "SELECT key, next_attempt_at FROM instances
+                "SELECT key, next_attempt_at FROM instances INDEXED BY instances_retry
                  WHERE state = 'failed' AND next_attempt_at IS NOT NULL
                  ORDER BY next_attempt_at, key LIMIT 1",
             )
@@ -274,7 +277,8 @@ impl Reader<'_> {
     pub fn retries_due(&self, now: DateTime<Utc>, limit_to: usize) -> Result<Vec<Instance>> {
         self.conn
             .prepare_cached(&format!(
-                "SELECT {COLS} FROM instances WHERE state = 'failed' AND next_attempt_at <= ?1
+                "SELECT {COLS} FROM instances INDEXED BY instances_retry
+                 WHERE state = 'failed' AND next_attempt_at <= ?1
                  ORDER BY next_attempt_at, key LIMIT ?2"
             ))
             .and_then(|mut s| {

@@ -2,6 +2,8 @@
 //! and [`crate::Tx`] (writes). Shared column conversions live here.
 
 mod audit;
+mod batch;
+mod calendars;
 mod events;
 mod instances;
 mod meta;
@@ -11,6 +13,8 @@ use rusqlite::Row;
 use rusqlite::types::Type;
 
 use crate::types::State;
+
+pub use batch::Delivered;
 
 /// Times are stored as unix milliseconds (sub-millisecond parts are dropped).
 pub(crate) fn ms(t: DateTime<Utc>) -> i64 {

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod batch;
 mod concurrency;
 mod deliveries;
 mod events;
