@@ -6,16 +6,44 @@ TARGET := $(or $(CARGO_TARGET_DIR),target)
 PY := target/pyenv/bin/python
 ICS ?= docs/sample.ics
 
-.PHONY: run test deps lint unit differential bench bench-engine fmt
+.PHONY: run test deps ui ui-test lint unit differential e2e bench bench-engine bench-app fmt
 
-## The main job. Until the desktop app lands: this week's agenda of a calendar.
-run: deps
-	$(CARGO) build --release -p kairos-cli
-	$(TARGET)/release/kairos agenda $(ICS) --days 7
+## The main job: the desktop app. On a machine with no display (no $DISPLAY
+## or $WAYLAND_DISPLAY) the fallback is the headless reminder daemon on a
+## database holding $(ICS), printing each reminder as it fires.
+run: deps ui
+	@if [[ -n "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ]]; then \
+	  $(CARGO) build --release -p kairos-desktop && exec $(TARGET)/release/kairos-desktop; \
+	else \
+	  echo "make run: no display; running the headless daemon instead (Ctrl-C stops it)"; \
+	  $(CARGO) build --release -p kairos-cli && \
+	  $(TARGET)/release/kairos --db $(TARGET)/run/kairos.db import $(ICS) && \
+	  $(TARGET)/release/kairos --db $(TARGET)/run/kairos.db upcoming --limit 5 && \
+	  exec $(TARGET)/release/kairos --db $(TARGET)/run/kairos.db daemon --sink stdout; \
+	fi
 
 ## Everything CI runs.
-test: deps lint unit differential
+test: deps ui lint ui-test unit differential e2e
 	@echo "make test: all checks passed"
+
+## The web UI: installed from package-lock.json, built into ui/dist (the
+## desktop binary embeds it, so this comes before any cargo build of it).
+ui: ui/node_modules/.package-lock.json
+	cd ui && npm run build
+
+ui/node_modules/.package-lock.json: ui/package-lock.json
+	cd ui && npm ci --no-audit --no-fund
+
+## UI logic (Vitest) and the built UI in Chromium with the IPC mocked.
+ui-test: ui
+	cd ui && npm test && npm run test:browser
+
+## The real app binary in a real webview under Xvfb, with a test-owned
+## notification server on a private session bus (tests/e2e).
+e2e:
+	$(CARGO) build -p kairos-desktop --locked
+	tests/e2e/selftest.sh
+	tests/e2e/run_app_test.sh $(TARGET)/debug/kairos-desktop
 
 deps:
 	@scripts/deps.sh

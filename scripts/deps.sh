@@ -4,9 +4,16 @@
 # takes well under a second. Needs root (or sudo) only when something is missing.
 set -euo pipefail
 
-# Debian packages: a C toolchain for bundled C code (SQLite comes later),
-# pkg-config, and Python's venv for the differential tests.
-APT_PACKAGES=(build-essential pkg-config python3-venv)
+# Debian packages:
+# - a C toolchain for bundled C code (SQLite), pkg-config, Python's venv for
+#   the differential tests;
+# - the desktop app (Tauri 2 on WebKitGTK 4.1, tray, notifications);
+# - its tests: Xvfb, a private D-Bus session with a test-owned notification
+#   server (python3-dbus, python3-gi), WebKitWebDriver (webkit2gtk-driver),
+#   and Chromium for the UI's browser tests (playwright-core drives it).
+APT_PACKAGES=(build-essential pkg-config python3-venv
+  libwebkit2gtk-4.1-dev libxdo-dev libssl-dev libayatana-appindicator3-dev librsvg2-dev
+  xvfb xauth dbus dbus-x11 python3-dbus python3-gi webkit2gtk-driver chromium procps)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -20,6 +27,11 @@ if ((${#missing[@]})); then
   fi
   "${SUDO[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq "${missing[@]}"
+fi
+
+if ! command -v npm >/dev/null; then
+  echo "deps: npm not found. Install Node.js 20 or later (e.g. apt-get install nodejs npm), then rerun." >&2
+  exit 1
 fi
 
 if ! command -v cargo >/dev/null; then

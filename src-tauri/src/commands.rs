@@ -59,7 +59,9 @@ pub async fn delete_calendar(s: S<'_>, id: i64) -> R<()> {
 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn occurrences(s: S<'_>, range: RangeQuery) -> R<Vec<OccurrenceView>> {
-    s.call(move |a, _| a.occurrences(&range)).await
+    let r = s.call(move |a, _| a.occurrences(&range)).await;
+    crate::startup::first_view_served();
+    r
 }
 
 #[tauri::command(rename_all = "snake_case")]

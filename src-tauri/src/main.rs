@@ -11,6 +11,7 @@
 mod commands;
 mod engine;
 mod notifier;
+mod startup;
 mod state;
 mod tray;
 
@@ -30,6 +31,7 @@ fn system_zone() -> String {
 }
 
 fn main() {
+    startup::begin();
     let db = state::db_path();
     let clock = state::clock();
     if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty())

@@ -1,0 +1,200 @@
+"""End-to-end test of the real Kairos desktop binary in a real webview.
+
+Run under one session bus and one X display (tests/e2e/run_app_test.sh):
+the fake notification server, WebKitWebDriver, the app and this script.
+
+Scenario (issue #4):
+1. create an event with a reminder through the editor;
+2. its notification reaches the (test-owned) notification server with
+   Snooze and Dismiss; Snooze -> it fires again after the snooze;
+   Dismiss -> it is acknowledged in the database and does not fire again;
+3. a reminder dismissed in the in-app reminder window has its OS
+   notification closed (CloseNotification);
+4. the app is SIGKILLed while a reminder is about to fall due, relaunched
+   "later" (a test clock offset, never minutes of sleeping), and the reminder
+   is delivered as missed and listed as missed in the reminder window.
+
+Time: the app's clock is shifted (KAIROS_TEST_CLOCK_OFFSET_SECS) so that a
+whole minute - where minute-resolution reminders fall - is a few seconds
+ahead; a snooze lasts KAIROS_TEST_SNOOZE_SECS. Every wait is on an event
+(a log record, a DOM condition) with a timeout.
+"""
+
+import datetime as dt
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import notifyctl as nc  # noqa: E402
+import webdriver as wd  # noqa: E402
+
+APP = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "target/debug/kairos-desktop")
+WORK = tempfile.mkdtemp(prefix="kairos-e2e-")
+LOG = os.path.join(WORK, "notify.jsonl")
+DB = os.path.join(WORK, "kairos.db")
+SHOTS = os.environ.get("E2E_SHOTS")  # directory for screenshots, optional
+LEAD = 25  # seconds from launch until the app's clock reaches a whole minute
+SNOOZE = 4
+
+
+def step(msg):
+    print("e2e: " + msg, flush=True)
+
+
+def offset_for_next_minute(extra_minutes=0):
+    """Clock offset making the app's 'now' LEAD s before a whole minute."""
+    now = time.time()
+    target = (int(now) // 60 + 2 + extra_minutes) * 60 - LEAD
+    return int(target - now), target + LEAD  # offset, the whole minute (app time)
+
+
+def wall(ts):
+    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M")
+
+
+def set_value(s, css, value):
+    s.execute(
+        "const e = document.querySelector(arguments[0]); e.value = arguments[1];"
+        "e.dispatchEvent(new Event('input', {bubbles: true}));"
+        "e.dispatchEvent(new Event('change', {bubbles: true}));",
+        css, value)
+
+
+def launch(offset):
+    env = dict(os.environ, KAIROS_DB=DB, HOME=WORK, TZ="UTC", LANG="en_US.UTF-8",
+               KAIROS_TEST_CLOCK_OFFSET_SECS=str(offset), KAIROS_TEST_SNOOZE_SECS=str(SNOOZE))
+    drv = wd.Driver(env=env, log_path=os.path.join(WORK, "driver.log"))
+    drv.start()
+    s = drv.new_session(APP)
+    s.wait_until(lambda: s.execute("return document.body.dataset.ready") == "1", timeout=30,
+                 message="UI ready (body[data-ready=1])")
+    return drv, s
+
+
+def create_event(s, title, start_ts, minutes_before):
+    s.wait_for("#new-event").click()
+    s.wait_for("#editor")
+    set_value(s, "#ev-title", title)
+    set_value(s, "#ev-start", wall(start_ts))
+    set_value(s, "#ev-end", wall(start_ts + 1800))
+    s.find("#ev-add-alarm").click()
+    s.wait_for(".alarm-row")
+    set_value(s, ".alarm-row:last-child .alarm-kind", "before")
+    set_value(s, ".alarm-row:last-child .alarm-minutes", str(minutes_before))
+    set_value(s, ".alarm-row:last-child .alarm-related", "start")
+    s.find("#ev-save").click()
+    s.wait_until(lambda: not s.execute("const e = document.querySelector('#editor');"
+                                       "return !!e && e.offsetParent !== null && e.open !== false"),
+                 timeout=10, message="editor closed after save (error: %s)"
+                 % s.execute("const e = document.querySelector('#ev-error'); return e && e.textContent"))
+
+
+def open_panel(s):
+    """Opens the reminder panel unless it is open already."""
+    if not s.execute("const p = document.querySelector('#reminders-panel');"
+                     "return !!p && p.offsetParent !== null"):
+        s.find("#reminders-btn").click()
+    s.wait_until(lambda: s.execute("const p = document.querySelector('#reminders-panel');"
+                                   "return !!p && p.offsetParent !== null"),
+                 timeout=10, message="reminder panel open")
+
+
+def states(title):
+    with sqlite3.connect(DB) as c:
+        return [r[0] for r in c.execute(
+            "SELECT state FROM instances WHERE payload->>'summary' = ? ORDER BY id", (title,))]
+
+
+def shot(s, name):
+    if SHOTS:
+        os.makedirs(SHOTS, exist_ok=True)
+        s.screenshot(os.path.join(SHOTS, name))
+
+
+def kill_app():
+    out = subprocess.run(["pgrep", "-f", APP], capture_output=True, text=True).stdout.split()
+    for pid in out:
+        os.kill(int(pid), signal.SIGKILL)
+    return len(out)
+
+
+def main():
+    srv = nc.start_server(LOG)
+    try:
+        run()
+    finally:
+        nc.stop_server(srv)
+    step("PASS")
+
+
+def run():
+    offset, minute = offset_for_next_minute()
+    drv, s = launch(offset)
+    try:
+        step("create an event whose reminder is due at the next whole minute")
+        create_event(s, "E2E standup", minute + 15 * 60, 15)
+        first = nc.wait_for_call(LOG, "Notify", timeout=LEAD + 30, summary="E2E standup")
+        assert "snooze" in first["actions"] and "dismiss" in first["actions"], first
+        step("notified (id %d); Snooze" % first["id"])
+        n = len(nc.read_log(LOG))
+        nc.invoke_action(first["id"], "snooze")
+        again = nc.wait_for_call(LOG, "Notify", timeout=SNOOZE + 20, after=n, summary="E2E standup")
+        step("fired again after the snooze (id %d); Dismiss" % again["id"])
+        nc.invoke_action(again["id"], "dismiss")
+        deadline = time.monotonic() + 10
+        while states("E2E standup")[-1:] != ["acknowledged"]:
+            assert time.monotonic() < deadline, states("E2E standup")
+            time.sleep(0.05)
+        assert states("E2E standup") == ["snoozed", "acknowledged"], states("E2E standup")
+        n = len(nc.read_log(LOG))
+        try:
+            nc.wait_for_call(LOG, "Notify", timeout=SNOOZE + 3, after=n, summary="E2E standup")
+            raise AssertionError("a dismissed reminder fired again")
+        except TimeoutError:
+            step("dismissed: no further notification")
+
+        step("a reminder dismissed in the reminder window closes its notification")
+        minute2 = minute + 60
+        create_event(s, "E2E review", minute2 + 10 * 60, 10)
+        note = nc.wait_for_call(LOG, "Notify", timeout=90, summary="E2E review")
+        open_panel(s)
+        s.wait_until(lambda: s.execute("return document.querySelectorAll('.reminder-row').length") >= 1,
+                     timeout=15, message="reminder row listed")
+        shot(s, "reminder-window.png")
+        s.find(".reminder-row .dismiss-btn").click()
+        nc.wait_for_call(LOG, "CloseNotification", timeout=10, id=note["id"])
+        step("notification %d closed by the app" % note["id"])
+
+        step("SIGKILL while a reminder is about to fall due")
+        create_event(s, "E2E while down", minute2 + 60 + 5 * 60, 5)
+    except BaseException:
+        shot(s, "failure-1.png")
+        drv.stop()
+        raise
+    killed = kill_app()
+    assert killed >= 1, "app process not found"
+    drv.stop()
+    assert states("E2E while down") == ["pending"], states("E2E while down")
+    # Relaunch 10 minutes "later": the reminder fell due while Kairos was down.
+    offset2 = offset + 10 * 60
+    drv, s = launch(offset2)
+    try:
+        note = nc.wait_for_call(LOG, "Notify", timeout=30, summary="E2E while down")
+        assert note["body"].startswith("Missed"), note
+        open_panel(s)
+        s.wait_until(lambda: s.execute(
+            "return document.querySelectorAll('.reminder-row.missed').length") >= 1,
+            timeout=15, message="missed reminder listed")
+        shot(s, "missed.png")
+        step("missed reminder delivered and listed after the restart")
+    finally:
+        drv.stop()
+
+
+if __name__ == "__main__":
+    main()
