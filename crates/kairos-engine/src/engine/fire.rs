@@ -22,9 +22,7 @@
 //! waiting for the disk and flushed by [`super::durable`], which bounds what
 //! a power cut can repeat to [`super::durable::AT_RISK`].
 
-use chrono::{DateTime, Utc};
-use std::collections::HashSet;
-
+use chrono::{DateTime, SecondsFormat, Utc};
 use kairos_store::{Delivered, Instance, Outcome, Recorded, State, StoreError};
 
 use super::{Engine, EngineError};
@@ -73,8 +71,10 @@ fn reminder(c: &Claimed, fired_at: DateTime<Utc>) -> Reminder {
         key: inst.key.clone(),
         uid: p.uid,
         occurrence_start: p.occurrence_start,
-        trigger: inst.trigger_at.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
-        fired_at: fired_at.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
+        // RFC 3339 with milliseconds and `Z` (what "%Y-%m-%dT%H:%M:%S%.3fZ"
+        // gives, without parsing a format string per reminder).
+        trigger: inst.trigger_at.to_rfc3339_opts(SecondsFormat::Millis, true),
+        fired_at: fired_at.to_rfc3339_opts(SecondsFormat::Millis, true),
         summary: p.summary,
         location: p.location,
         calendar: p.calendar,
@@ -176,13 +176,11 @@ impl Engine {
             }
             // The guard: only one engine, once, moves each to firing.
             let keys: Vec<&str> = fire.iter().map(|(i, _)| i.key.as_str()).collect();
-            let won: HashSet<String> = tx
-                .transition_many(&keys, &from, State::Firing, "due", now)?
-                .into_iter()
-                .collect();
+            let mut won = tx.transition_many(&keys, &from, State::Firing, "due", now)?;
+            won.sort_unstable();
             let mut claimed = Vec::with_capacity(won.len());
             for (inst, lateness) in fire {
-                if !won.contains(&inst.key) {
+                if won.binary_search(&inst.key).is_err() {
                     continue;
                 }
                 let done = if inst.attempts > 0 {
