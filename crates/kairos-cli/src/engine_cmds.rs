@@ -11,7 +11,7 @@ use kairos_engine::channel::{Channel, CommandChannel, StdoutChannel};
 use kairos_engine::clock::{Clock, SystemClock};
 use kairos_engine::daemon::InstanceLock;
 use kairos_engine::engine::{Config, Engine};
-use kairos_store::{NewInstance, State, Store};
+use kairos_store::Store;
 use serde_json::json;
 
 use crate::calendar_cmds::{floating_zone, instant, load};
