@@ -104,14 +104,18 @@ impl Store {
     where
         E: From<StoreError>,
     {
+        // Cached statements: this runs twice per engine wake-up.
         self.conn
-            .pragma_update(None, "synchronous", "NORMAL")
+            .prepare_cached("PRAGMA synchronous = NORMAL")
+            .and_then(|mut s| s.execute([]))
             .at(&self.ctx)?;
         let out = self.write(f);
         // Back to FULL whatever happened: every other commit must be durable.
         let restored = self
             .conn
-            .pragma_update(None, "synchronous", "FULL")
+            .prepare_cached("PRAGMA synchronous = FULL")
+            .and_then(|mut s| s.execute([]))
+            .map(|_| ())
             .at(&self.ctx);
         let out = out?;
         restored?;

@@ -1,6 +1,11 @@
 //! Part 2, Kairos side: `n` reminders all due at one instant, drained by the
-//! real `daemon::run` loop to the null sink, durably (the store's WAL with
-//! `synchronous = FULL`: every commit is fsynced).
+//! real `daemon::run` loop to the null sink, durably: every recorded outcome
+//! reaches the disk through an `fdatasync` of the WAL (the engine's flusher
+//! thread, group commit: one flush covers the commits made meanwhile, and at
+//! most `kairos_engine::engine::AT_RISK` reminders are delivered before their
+//! record is on the disk). The drain ends when the records are committed;
+//! the flush of the last ones follows within one `fdatasync`, and stopping
+//! the engine waits for it.
 //!
 //! The trigger is 1 s in the past when the engine starts: the instances are
 //! inserted with trigger `T` (the moment the insert began), and the engine's
