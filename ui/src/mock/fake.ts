@@ -1,0 +1,310 @@
+/**
+ * An in-memory stand-in for the Rust commands, for the browser tests and
+ * screenshots (loaded only by test/mock/entry.ts, never by the app). It
+ * keeps a log of every call and can be told to fail the next call of a
+ * command. Validation mimics the backend's "field: message" errors.
+ */
+import type {
+  ApiError, AppStatus, CalendarInfo, CalendarInput, DeleteEvent, EventDraft, EventRef, ExportIcs, ImportIcs,
+  MoveEvent, OccurrenceView, RangeQuery, SaveEvent, Settings, ShownReminder, SnoozeRequest,
+} from "../ipc/bindings";
+import { addDays, addMinutes, isLastWeekdayOfMonth, parseWall, toDateStr, toWallStr, weekdayCode } from "../lib/dates";
+import { FAKE_ZONE, seed, ZONES, type StoredEvent } from "./seed";
+
+export interface Call {
+  cmd: string;
+  args: Record<string, unknown>;
+}
+
+const invalid = (message: string): ApiError => ({ kind: "invalid", message });
+const clone = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
+
+/** Whether `day` (`YYYY-MM-DD`) is an occurrence date of `rule` for a series starting `start`. */
+export function ruleMatches(rule: string, start: string, day: string): boolean {
+  if (day < start.slice(0, 10)) return false;
+  const p = new Map(rule.split(";").map((kv) => kv.split("=") as [string, string]));
+  const byday = p.get("BYDAY");
+  const wd = weekdayCode(day);
+  switch (p.get("FREQ")) {
+    case "DAILY":
+      return true;
+    case "WEEKLY":
+      return (byday ?? weekdayCode(start)).split(",").includes(wd);
+    case "MONTHLY": {
+      if (!byday) return day.slice(8) === start.slice(8, 10);
+      const m = /^(-?\d)(\w\w)$/.exec(byday);
+      if (!m || m[2] !== wd) return false;
+      const n = Number(m[1]);
+      const date = Number(day.slice(8));
+      return n === -1 ? isLastWeekdayOfMonth(day) : Math.ceil(date / 7) === n;
+    }
+    case "YEARLY":
+      return day.slice(5) === start.slice(5, 10);
+    default:
+      return false;
+  }
+}
+
+export class FakeBackend {
+  settings: Settings;
+  calendars: Omit<CalendarInfo, "events">[];
+  events: StoredEvent[];
+  shown: ShownReminder[];
+  pausedUntil: string | null = null;
+  readonly calls: Call[] = [];
+  private failures = new Map<string, ApiError>();
+  private nextId = 100;
+
+  constructor(settings: Partial<Settings> = {}, now = new Date()) {
+    const s = seed(now, settings);
+    this.settings = s.settings;
+    this.calendars = s.calendars;
+    this.events = s.events;
+    this.shown = s.shown;
+  }
+
+  /** The next call of `cmd` rejects with `error`. */
+  failNext(cmd: string, error: ApiError): void {
+    this.failures.set(cmd, error);
+  }
+
+  /** Answers one IPC call (what `mockIPC` hands over). */
+  handle(cmd: string, args: Record<string, unknown> = {}): unknown {
+    this.calls.push({ cmd, args: clone(args) });
+    const failure = this.failures.get(cmd);
+    if (failure) {
+      this.failures.delete(cmd);
+      throw failure;
+    }
+    // Each command reads its own argument; the types come from the callee.
+    const a = <T>(k: string): T => args[k] as T;
+    switch (cmd) {
+      case "app_status": return this.status();
+      case "get_settings": return clone(this.settings);
+      case "save_settings": return this.saveSettings(a("settings"));
+      case "list_calendars": return this.listCalendars();
+      case "save_calendar": return this.saveCalendar(a("input"));
+      case "delete_calendar": return this.deleteCalendar(a("id"));
+      case "occurrences": return this.occurrences(a("range"));
+      case "new_draft": return this.newDraft(a("calendar_id"), a("start"));
+      case "get_event": return this.getEvent(a("event"));
+      case "save_event": return this.saveEvent(a("request"));
+      case "move_event": return this.moveEvent(a("request"));
+      case "delete_event": return this.deleteEvent(a("request"));
+      case "import_ics": return this.importIcs(a("request"));
+      case "export_ics": return this.exportIcs(a("request"));
+      case "shown_reminders": return clone(this.shown);
+      case "snooze": return this.snooze(a("request"));
+      case "dismiss": return this.dismiss(a("key"));
+      case "dismiss_all": return this.dismissAll();
+      case "pause_reminders": return this.pause(a("pause"));
+      case "time_zones": return [...ZONES];
+      case "plugin:dialog|open": return "/home/me/holidays.ics";
+      case "plugin:dialog|save": return "/home/me/export.ics";
+      default: throw { kind: "internal", message: `no command ${cmd}` } satisfies ApiError;
+    }
+  }
+
+  status(): AppStatus {
+    return {
+      version: "0.1.0",
+      time_zone: this.settings.time_zone ?? FAKE_ZONE,
+      system_time_zone: FAKE_ZONE,
+      database: "/home/me/.local/share/kairos/kairos.db",
+      notifier: "actions",
+      paused_until: this.pausedUntil,
+      next: [{ key: "dentist/0", title: "Dentist", trigger: new Date(Date.now() + 3 * 3600_000).toISOString() }],
+      shown: this.shown.length,
+    };
+  }
+
+  private saveSettings(s: Settings): Settings {
+    if (s.snooze_choices.length < 1 || s.snooze_choices.length > 12) throw invalid("snooze choices: 1 to 12 are needed");
+    for (const m of s.snooze_choices) if (m < 1 || m > 10080) throw invalid(`snooze: ${m} minutes is not between 1 and 10080`);
+    this.settings = clone(s);
+    return clone(s);
+  }
+
+  private listCalendars(): CalendarInfo[] {
+    return this.calendars.map((c) => ({ ...clone(c), events: this.events.filter((e) => e.draft.calendar_id === c.id).length }));
+  }
+
+  private saveCalendar(input: CalendarInput): CalendarInfo {
+    const name = input.name.trim();
+    if (!name || name.length > 200) throw invalid("name: 1–200 characters are needed");
+    if (!/^#[0-9a-f]{6}$/i.test(input.color)) throw invalid(`colour: "${input.color}" is not #rrggbb`);
+    if (this.calendars.some((c) => c.name === name && c.id !== input.id)) throw invalid(`name: a calendar called "${name}" exists already`);
+    const cal = { id: input.id ?? this.nextId++, name, color: input.color, visible: input.visible, default_alarms: clone(input.default_alarms) };
+    const i = this.calendars.findIndex((c) => c.id === cal.id);
+    if (i >= 0) this.calendars[i] = cal;
+    else this.calendars.push(cal);
+    return { ...cal, events: 0 };
+  }
+
+  private deleteCalendar(id: number): null {
+    if (this.calendars.length <= 1) throw invalid("the last calendar cannot be deleted");
+    this.calendars = this.calendars.filter((c) => c.id !== id);
+    this.events = this.events.filter((e) => e.draft.calendar_id !== id);
+    return null;
+  }
+
+  private occurrences(q: RangeQuery): OccurrenceView[] {
+    const from = q.from.slice(0, 10);
+    const to = q.to.slice(0, 10);
+    const out: OccurrenceView[] = [];
+    for (const e of this.events) {
+      const cal = this.calendars.find((c) => c.id === e.draft.calendar_id);
+      if (!cal?.visible) continue;
+      const d = e.draft;
+      const spanDays = Math.round(((parseWall(d.end)?.getTime() ?? 0) - (parseWall(d.start)?.getTime() ?? 0)) / 86_400_000);
+      const starts: string[] = [];
+      if (!d.rrule) starts.push(d.start);
+      else
+        for (let day = addDays(from, -14); day < to; day = addDays(day, 1))
+          if (ruleMatches(d.rrule, d.start, day)) starts.push(d.all_day ? day : `${day}${d.start.slice(10)}`);
+      for (const s of starts) {
+        if (e.exdates.includes(s) || s.slice(0, 10) >= to) continue;
+        const end = d.all_day ? addDays(s, spanDays + 1) : addMinutes(s, minutesOf(d));
+        if (end.slice(0, 10) < from) continue;
+        out.push({
+          event: { calendar_id: cal.id, uid: e.uid, recurrence_id: d.rrule ? wallSecs(s) : null },
+          title: d.title || "(no title)",
+          start: d.all_day ? s : wallSecs(s),
+          end: d.all_day ? end : wallSecs(end),
+          all_day: d.all_day,
+          color: cal.color,
+          location: d.location || null,
+          recurring: d.rrule !== null,
+          has_alarms: d.alarms.length > 0,
+        });
+      }
+    }
+    return out.sort((x, y) => x.start.localeCompare(y.start));
+  }
+
+  private newDraft(calendar_id: number, start: string): EventDraft {
+    const cal = this.calendars.find((c) => c.id === calendar_id);
+    if (!cal) throw { kind: "not_found", message: `calendar ${calendar_id}` } satisfies ApiError;
+    const all_day = start.length === 10;
+    return {
+      calendar_id, title: "", all_day, start: start.slice(0, 16), end: all_day ? start : addMinutes(start, 60),
+      tz: this.status().time_zone, location: "", notes: "", rrule: null, alarms: clone(cal.default_alarms),
+    };
+  }
+
+  private find(ref: EventRef): StoredEvent {
+    const e = this.events.find((x) => x.uid === ref.uid && x.draft.calendar_id === ref.calendar_id);
+    if (!e) throw { kind: "not_found", message: `event ${ref.uid}` } satisfies ApiError;
+    return e;
+  }
+
+  private getEvent(ref: EventRef): { event: EventRef; draft: EventDraft; recurring: boolean } {
+    const e = this.find(ref);
+    const draft = clone(e.draft);
+    if (ref.recurrence_id) {
+      const s = draft.all_day ? ref.recurrence_id.slice(0, 10) : ref.recurrence_id.slice(0, 16);
+      const shift = Math.round(((parseWall(s)?.getTime() ?? 0) - (parseWall(draft.start)?.getTime() ?? 0)) / 60_000);
+      draft.end = draft.all_day ? addDays(draft.end, shift / 1440) : addMinutes(draft.end, shift);
+      draft.start = s;
+    }
+    return { event: clone(ref), draft, recurring: e.draft.rrule !== null };
+  }
+
+  private validate(d: EventDraft): void {
+    if (d.title.length > 1000) throw invalid("title: longer than 1000 characters");
+    if (!parseWall(d.start)) throw invalid(`start: "${d.start}" is not a wall time YYYY-MM-DDTHH:MM`);
+    if (!parseWall(d.end)) throw invalid(`end: "${d.end}" is not a wall time YYYY-MM-DDTHH:MM`);
+    if (d.end < d.start) throw invalid(d.all_day ? "end: the last day is before the first" : "end: before the start");
+    if (!d.all_day && !ZONES.includes(d.tz)) throw invalid(`time zone: "${d.tz}" is not an IANA time zone (e.g. Europe/Berlin)`);
+    if (d.rrule !== null && !/^FREQ=(DAILY|WEEKLY|MONTHLY|YEARLY)(;[A-Z]+=[A-Z0-9,+-]+)*$/.test(d.rrule))
+      throw invalid(`recurrence: "${d.rrule}" is not an RRULE value (e.g. FREQ=WEEKLY;BYDAY=MO)`);
+    if (d.alarms.length > 20) throw invalid("reminders: more than 20");
+  }
+
+  private saveEvent(r: SaveEvent): EventRef {
+    this.validate(r.draft);
+    if (!r.event) {
+      const uid = `fake-${this.nextId++}`;
+      this.events.push({ uid, draft: clone(r.draft), exdates: [] });
+      return { calendar_id: r.draft.calendar_id, uid, recurrence_id: null };
+    }
+    const e = this.find(r.event);
+    if (r.scope === "this" && r.event.recurrence_id) {
+      e.exdates.push(occStart(e, r.event.recurrence_id));
+      const uid = `fake-${this.nextId++}`;
+      this.events.push({ uid, draft: { ...clone(r.draft), rrule: null }, exdates: [] });
+      return { calendar_id: r.draft.calendar_id, uid, recurrence_id: null };
+    }
+    const keepStart = r.event.recurrence_id ? shiftSeries(e.draft, r.draft, r.event.recurrence_id) : r.draft;
+    e.draft = clone(keepStart);
+    return clone(r.event);
+  }
+
+  private moveEvent(r: MoveEvent): null {
+    const { draft } = this.getEvent(r.event);
+    const mv = (s: string, m: number): string => (draft.all_day ? addDays(s, Math.round(m / 1440)) : addMinutes(s, m));
+    draft.start = mv(draft.start, r.start_delta_minutes);
+    draft.end = mv(draft.end, r.end_delta_minutes);
+    this.saveEvent({ event: r.event, scope: r.scope, draft });
+    return null;
+  }
+
+  private deleteEvent(r: DeleteEvent): null {
+    const e = this.find(r.event);
+    if (r.scope === "this" && r.event.recurrence_id) e.exdates.push(occStart(e, r.event.recurrence_id));
+    else this.events = this.events.filter((x) => x !== e);
+    return null;
+  }
+
+  private importIcs(r: ImportIcs): { calendar_id: number; events: number; changed: number; scheduled: number } {
+    if (!r.calendar.trim()) throw invalid("calendar: a name of 1–200 characters is needed");
+    let cal = this.calendars.find((c) => c.name === r.calendar.trim());
+    if (!cal) {
+      cal = { id: this.nextId++, name: r.calendar.trim(), color: "#8338ec", visible: true, default_alarms: [] };
+      this.calendars.push(cal);
+    }
+    return { calendar_id: cal.id, events: 3, changed: 3, scheduled: 1 };
+  }
+
+  private exportIcs(r: ExportIcs): number {
+    return this.events.filter((e) => r.calendar_id === null || e.draft.calendar_id === r.calendar_id).length;
+  }
+
+  private snooze(r: SnoozeRequest): null {
+    if (r.minutes < 1 || r.minutes > 10080) throw invalid(`snooze: ${r.minutes} minutes is not between 1 and 10080`);
+    this.shown = this.shown.filter((s) => s.key !== r.key);
+    return null;
+  }
+
+  private dismiss(key: string): null {
+    this.shown = this.shown.filter((s) => s.key !== key);
+    return null;
+  }
+
+  private dismissAll(): number {
+    const n = this.shown.length;
+    this.shown = [];
+    return n;
+  }
+
+  private pause(p: string): AppStatus {
+    this.pausedUntil = p === "off" ? null : new Date(Date.now() + (p === "hour" ? 3600_000 : 12 * 3600_000)).toISOString();
+    return this.status();
+  }
+}
+
+const minutesOf = (d: EventDraft): number =>
+  Math.round(((parseWall(d.end)?.getTime() ?? 0) - (parseWall(d.start)?.getTime() ?? 0)) / 60_000);
+const wallSecs = (s: string): string => (s.length === 10 ? s : toWallStr(parseWall(s) ?? new Date(0)));
+const occStart = (e: StoredEvent, rid: string): string => (e.draft.all_day ? rid.slice(0, 10) : rid.slice(0, 16));
+
+/** The series' new first occurrence when an occurrence of it was edited with scope all. */
+function shiftSeries(series: EventDraft, edited: EventDraft, rid: string): EventDraft {
+  const occ = series.all_day ? rid.slice(0, 10) : rid.slice(0, 16);
+  const shift = Math.round(((parseWall(edited.start)?.getTime() ?? 0) - (parseWall(occ)?.getTime() ?? 0)) / 60_000);
+  const mv = (s: string): string => (series.all_day ? addDays(s, Math.round(shift / 1440)) : addMinutes(s, shift));
+  const len = minutesOf(edited);
+  const start = mv(series.start);
+  const end = series.all_day ? addDays(start, Math.round(len / 1440)) : addMinutes(start, len);
+  return { ...edited, start: series.all_day ? toDateStr(parseWall(start) ?? new Date(0)) : start, end };
+}

@@ -1,0 +1,121 @@
+/**
+ * What the whole UI shares: settings, status, calendars, shown reminders,
+ * loaded from the backend and pushed to whoever listens.
+ */
+import { api, type AppStatus, type CalendarInfo, type Settings, type ShownReminder } from "./ipc";
+
+export interface State {
+  settings: Settings;
+  status: AppStatus;
+  calendars: CalendarInfo[];
+  shown: ShownReminder[];
+}
+
+type Topic = "settings" | "status" | "calendars" | "shown" | "events";
+const listeners = new Map<Topic, Set<() => void>>();
+
+export const state: State = {
+  settings: {
+    language: "auto",
+    theme: "system",
+    time_zone: null,
+    week_start: 1,
+    snooze_choices: [5, 10, 15, 30, 60],
+    default_snooze: 10,
+    quiet_hours: null,
+    start_at_login: false,
+    default_calendar: null,
+  },
+  status: {
+    version: "",
+    time_zone: "UTC",
+    system_time_zone: "UTC",
+    database: "",
+    notifier: "actions",
+    paused_until: null,
+    next: [],
+    shown: 0,
+  },
+  calendars: [],
+  shown: [],
+};
+
+let scope: (() => void)[] | null = null;
+
+/**
+ * Calls `cb` whenever `topic` changes. Subscriptions made inside
+ * `withScope` end when its disposer is called (the UI is rebuilt when the
+ * language changes).
+ */
+export function subscribe(topic: Topic, cb: () => void): () => void {
+  const set = listeners.get(topic) ?? new Set();
+  set.add(cb);
+  listeners.set(topic, set);
+  const off = (): void => void set.delete(cb);
+  scope?.push(off);
+  return off;
+}
+
+/** Runs `build`, returning a function that ends its subscriptions. */
+export function withScope(build: () => void): () => void {
+  const mine: (() => void)[] = [];
+  const outer = scope;
+  scope = mine;
+  try {
+    build();
+  } finally {
+    scope = outer;
+  }
+  return () => mine.forEach((off) => off());
+}
+
+function publish(topic: Topic): void {
+  for (const cb of listeners.get(topic) ?? []) cb();
+}
+
+/** Events changed (saved, moved, deleted, imported): views refetch. */
+export function eventsChanged(): void {
+  publish("events");
+}
+
+export function setSettings(s: Settings): void {
+  state.settings = s;
+  publish("settings");
+}
+
+export async function loadStatus(): Promise<void> {
+  state.status = await api.app_status();
+  publish("status");
+}
+
+export async function loadCalendars(): Promise<void> {
+  state.calendars = await api.list_calendars();
+  publish("calendars");
+}
+
+export async function loadShown(): Promise<void> {
+  state.shown = await api.shown_reminders();
+  publish("shown");
+}
+
+/** The calendar new events go to: the setting's, else the first visible. */
+export function defaultCalendarId(): number | null {
+  const cals = state.calendars;
+  const pref = cals.find((c) => c.id === state.settings.default_calendar);
+  return (pref ?? cals.find((c) => c.visible) ?? cals[0])?.id ?? null;
+}
+
+export function calendarById(id: number): CalendarInfo | undefined {
+  return state.calendars.find((c) => c.id === id);
+}
+
+let zones: Promise<string[]> | null = null;
+
+/** The IANA zones the backend knows (asked once). */
+export function timeZones(): Promise<string[]> {
+  zones ??= api.time_zones().catch(() => {
+    zones = null;
+    return [];
+  });
+  return zones;
+}

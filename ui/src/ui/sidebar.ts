@@ -1,0 +1,139 @@
+/**
+ * The calendars sidebar: colour, visibility, event count, an edit dialog
+ * (name, colour, default reminders, delete), a "new calendar" button, and
+ * the ICS import/export buttons.
+ */
+import { api, type CalendarInfo } from "../ipc";
+import { explain } from "../lib/errors";
+import { t } from "../i18n";
+import { eventsChanged, loadCalendars, loadStatus, state, subscribe } from "../state";
+import { alarmList } from "./alarm-list";
+import { dialogHeader, field, h, showDialog, toast } from "./dom";
+import { exportIcs, importIcs } from "./ics";
+import { confirmDialog } from "./scope";
+
+const PALETTE = ["#3a86ff", "#2a9d8f", "#e76f51", "#8338ec", "#f4a261", "#e63946", "#06d6a0", "#6c757d"];
+
+function row(c: CalendarInfo): HTMLElement {
+  const box = h("input", {
+    type: "checkbox",
+    class: "cal-visible",
+    checked: c.visible,
+    "aria-label": t("cal.toggle", { name: c.name }),
+  });
+  box.style.setProperty("--cal-color", c.color);
+  box.addEventListener("change", () => {
+    void api
+      .save_calendar({ id: c.id, name: c.name, color: c.color, visible: box.checked, default_alarms: c.default_alarms })
+      .then(() => loadCalendars())
+      .then(() => eventsChanged())
+      .catch((e: unknown) => {
+        box.checked = !box.checked;
+        toast(explain(e as never).text, "error");
+      });
+  });
+  return h(
+    "li",
+    { class: "cal-row", "data-calendar-id": String(c.id) },
+    h("label", { class: "cal-label" }, box, h("span", { class: "cal-name" }, c.name)),
+    h("span", { class: "cal-count muted", title: t("cal.events", { n: c.events }) }, String(c.events)),
+    h("button", { type: "button", class: "icon-btn cal-edit", title: t("cal.edit", { name: c.name }), "aria-label": t("cal.edit", { name: c.name }), onclick: () => editCalendar(c) }, "⋯"),
+  );
+}
+
+export function sidebar(): HTMLElement {
+  const list = h("ul", { class: "cal-list", id: "calendars" });
+  const render = (): void => list.replaceChildren(...state.calendars.map(row));
+  render();
+  subscribe("calendars", render);
+  return h(
+    "aside",
+    { id: "sidebar", class: "sidebar" },
+    h(
+      "div",
+      { class: "sidebar-head" },
+      h("h2", null, t("cal.heading")),
+      h("button", { type: "button", id: "add-calendar", class: "icon-btn", title: t("cal.add"), "aria-label": t("cal.add"), onclick: () => editCalendar(null) }, "+"),
+    ),
+    list,
+    h(
+      "div",
+      { class: "sidebar-foot" },
+      h("button", { type: "button", id: "import-ics", class: "ghost", onclick: () => void importIcs() }, t("cal.import")),
+      h("button", { type: "button", id: "export-ics", class: "ghost", onclick: () => exportIcs() }, t("cal.export")),
+    ),
+  );
+}
+
+/** The calendar dialog (`#calendar-dialog`); `null` creates one. */
+export function editCalendar(c: CalendarInfo | null): void {
+  const close = (): void => dlg.close();
+  const name = h("input", { id: "cal-name", type: "text", value: c?.name ?? "", autocomplete: "off" });
+  const used = new Set(state.calendars.map((x) => x.color));
+  const color = h("input", { id: "cal-color", type: "color", value: c?.color ?? PALETTE.find((p) => !used.has(p)) ?? PALETTE[0] });
+  const swatches = h(
+    "div",
+    { class: "swatches" },
+    ...PALETTE.map((p) => {
+      const b = h("button", { type: "button", class: "swatch", title: p, "aria-label": p, onclick: () => (color.value = p) });
+      b.style.background = p;
+      return b;
+    }),
+  );
+  const alarms = alarmList(c?.default_alarms ?? [], { id: "cal-alarms", addId: "cal-add-alarm", allowAt: false, startOf: () => "" });
+  const error = h("p", { id: "cal-error", role: "alert", class: "form-error", hidden: true });
+  const save = h("button", { type: "submit", id: "cal-save", class: "primary" }, t("common.save"));
+  const del =
+    c && state.calendars.length > 1
+      ? h("button", { type: "button", id: "cal-delete", class: "danger ghost", onclick: () => void remove() }, t("cal.delete"))
+      : null;
+  const form = h(
+    "form",
+    { novalidate: true },
+    dialogHeader(c ? t("cal.editTitle") : t("cal.newTitle"), close),
+    h(
+      "div",
+      { class: "dialog-body" },
+      field(t("cal.name"), name),
+      h("div", { class: "field" }, h("span", { class: "field-caption" }, t("cal.color")), h("div", { class: "color-row" }, color, swatches)),
+      h("div", { class: "field" }, h("span", { class: "field-caption" }, t("cal.defaults")), h("p", { class: "hint" }, t("cal.defaultsHint")), alarms.el),
+      error,
+    ),
+    h("footer", { class: "dialog-actions" }, del, h("span", { class: "spacer" }), h("button", { type: "button", class: "ghost", onclick: close }, t("common.cancel")), save),
+  );
+  const dlg = h("dialog", { id: "calendar-dialog" }, form);
+  const fail = (e: unknown): void => {
+    const x = explain(e as never);
+    error.textContent = x.text;
+    error.hidden = false;
+    if (x.input) form.querySelector<HTMLElement>(`#${x.input}`)?.focus();
+  };
+  const remove = async (): Promise<void> => {
+    if (!c || !(await confirmDialog(t("cal.deleteConfirm", { name: c.name, n: c.events }), t("common.delete")))) return;
+    try {
+      await api.delete_calendar(c.id);
+      close();
+      toast(t("cal.deleted"));
+      await loadCalendars();
+      eventsChanged();
+      void loadStatus().catch(() => undefined);
+    } catch (e) {
+      fail(e);
+    }
+  };
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    save.disabled = true;
+    api
+      .save_calendar({ id: c?.id ?? null, name: name.value.trim(), color: color.value, visible: c?.visible ?? true, default_alarms: alarms.value() })
+      .then(async () => {
+        close();
+        await loadCalendars();
+        eventsChanged();
+      })
+      .catch(fail)
+      .finally(() => (save.disabled = false));
+  });
+  showDialog(dlg);
+  name.focus();
+}

@@ -1,0 +1,29 @@
+/**
+ * The browser tests' page (mock.html): installs the in-memory backend with
+ * `mockIPC`, then starts the real UI. `?lang=zh-CN`, `?theme=dark` seed the
+ * fake's settings; `window.__kairos` lets a test read calls, make the next
+ * call of a command fail, and emit shell events.
+ */
+import { emit } from "@tauri-apps/api/event";
+import { mockIPC } from "@tauri-apps/api/mocks";
+import type { Settings } from "../../src/ipc/bindings";
+import { FakeBackend } from "../../src/mock/fake";
+
+const params = new URLSearchParams(location.search);
+const settings: Partial<Settings> = {};
+const langParam = params.get("lang");
+if (langParam) settings.language = langParam;
+const theme = params.get("theme");
+if (theme) settings.theme = theme;
+
+const fake = new FakeBackend(settings);
+mockIPC((cmd, args) => fake.handle(cmd, (args ?? {}) as Record<string, unknown>), { shouldMockEvents: true });
+
+declare global {
+  interface Window {
+    __kairos: { fake: FakeBackend; emit: typeof emit };
+  }
+}
+window.__kairos = { fake, emit };
+
+await import("../../src/main");

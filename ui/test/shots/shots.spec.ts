@@ -1,0 +1,61 @@
+/**
+ * Screenshots of the mocked UI for a person to look at (not assertions):
+ * `npm run shots` writes them to $SHOTS_DIR (default /tmp/ui-shots).
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, test } from "vitest";
+import type { Browser } from "playwright-core";
+import { launch, openApp, serve, type Served } from "../browser/harness";
+
+const DIR = process.env.SHOTS_DIR ?? "/tmp/ui-shots";
+let server: Served;
+let browser: Browser;
+
+beforeAll(async () => {
+  mkdirSync(DIR, { recursive: true });
+  server = await serve();
+  browser = await launch();
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+test("screenshots", async () => {
+  const { page } = await openApp(browser, server.url);
+  await page.screenshot({ path: join(DIR, "month.png") });
+  await page.click('[data-view="week"]');
+  await page.waitForSelector(".fc-timeGridWeek-view");
+  await page.screenshot({ path: join(DIR, "week.png") });
+  await page.click('[data-view="agenda"]');
+  await page.waitForSelector(".fc-list");
+  await page.screenshot({ path: join(DIR, "agenda.png") });
+  await page.click('[data-view="month"]');
+  await page.click("#new-event");
+  await page.waitForSelector("#editor");
+  await page.fill("#ev-title", "Planning poker");
+  await page.click("#ev-add-alarm");
+  await page.screenshot({ path: join(DIR, "editor.png") });
+  await page.keyboard.press("Escape");
+  await page.click("#reminders-btn");
+  await page.waitForSelector(".reminder-row");
+  await page.screenshot({ path: join(DIR, "reminders.png") });
+  await page.click("#settings-btn");
+  await page.waitForSelector("#settings");
+  await page.screenshot({ path: join(DIR, "settings.png") });
+
+  const dark = await openApp(browser, server.url, "", { colorScheme: "dark" });
+  await dark.page.click('[data-view="week"]');
+  await dark.page.waitForSelector(".fc-timeGridWeek-view");
+  await dark.page.screenshot({ path: join(DIR, "dark-week.png") });
+  await dark.page.click('[data-view="month"]');
+  await dark.page.click("#reminders-btn");
+  await dark.page.screenshot({ path: join(DIR, "dark-month.png") });
+
+  const zh = await openApp(browser, server.url, "lang=zh-CN");
+  await zh.page.screenshot({ path: join(DIR, "zh-month.png") });
+  await zh.page.click("#new-event");
+  await zh.page.waitForSelector("#editor");
+  await zh.page.screenshot({ path: join(DIR, "zh-editor.png") });
+});
