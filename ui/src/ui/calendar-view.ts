@@ -135,6 +135,7 @@ export class CalendarView {
       eventDrop: (arg) => void this.moved(arg),
       eventResize: (arg) => void this.moved(arg),
       loading: (busy) => {
+        el.dataset.loading = busy ? "1" : "0";
         if (!busy) onLoaded();
       },
       datesSet: (arg) => onChange({ title: arg.view.title, view: viewNameOf(arg.view.type) }),
