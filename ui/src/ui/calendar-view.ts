@@ -4,7 +4,7 @@
  * zones (the backend owns all zone math). Dragging or resizing calls
  * `move_event` with wall-clock minute deltas.
  */
-import { Calendar, type EventDropArg, type EventInput, type EventSourceFuncArg } from "@fullcalendar/core";
+import { Calendar, type DayHeaderContentArg, type EventDropArg, type EventInput, type EventSourceFuncArg } from "@fullcalendar/core";
 import zhCnLocale from "@fullcalendar/core/locales/zh-cn";
 import dayGridPlugin from "@fullcalendar/daygrid";
 import interactionPlugin, { type EventResizeDoneArg } from "@fullcalendar/interaction";
@@ -14,7 +14,7 @@ import { api, type OccurrenceView } from "../ipc";
 import { minutesBetween, nowWall, toDateStr, toMinuteStr, toWallStr } from "../lib/dates";
 import { isNoop, moveDeltas } from "../lib/drag";
 import { explain } from "../lib/errors";
-import { lang, t } from "../i18n";
+import { lang, locale, t } from "../i18n";
 import { eventsChanged, loadStatus, state } from "../state";
 import { toast } from "./dom";
 import { editEvent, newEvent } from "./editor";
@@ -88,7 +88,12 @@ export class CalendarView {
       eventMinHeight: 22,
       views: {
         agenda: { type: "list", duration: { days: 30 }, listDayFormat: { weekday: "long", month: "long", day: "numeric" } },
-        timeGrid: { dayHeaderFormat: { weekday: "short", day: "numeric" } },
+        // "Mon 30" over the hours; short events show the start only.
+        timeGrid: {
+          displayEventEnd: false,
+          dayHeaderContent: (arg: DayHeaderContentArg) =>
+            `${arg.date.toLocaleDateString(locale(), { weekday: "short", timeZone: "UTC" })} ${arg.date.getUTCDate()}`,
+        },
       },
       dayMaxEvents: true,
       editable: true,

@@ -60,6 +60,8 @@ export interface AppPage {
 /** Opens the mocked app (query seeds settings) and waits until it is ready. */
 export async function openApp(browser: Browser, base: string, query = "", ctx: BrowserContextOptions = {}): Promise<AppPage> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-US", timezoneId: "Europe/Berlin", ...ctx });
+  // Fail a wait well inside the test's own timeout, with Playwright's message.
+  context.setDefaultTimeout(10_000);
   const page = await context.newPage();
   const errors: string[] = [];
   page.on("pageerror", (e) => errors.push(String(e)));
