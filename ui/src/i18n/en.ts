@@ -104,7 +104,7 @@ export const en = {
   "scope.saveTitle": "Save recurring event",
   "scope.deleteTitle": "Delete recurring event",
   "scope.moveTitle": "Move recurring event",
-  "scope.text": "This event repeats. Which occurrences should change?",
+  "scope.text": "This event repeats. Apply this to which occurrences?",
   "scope.this": "Only this one",
   "scope.following": "This and following",
   "scope.all": "All occurrences",

@@ -106,7 +106,7 @@ export const zhCN: Record<keyof typeof en, string> = {
   "scope.saveTitle": "保存重复日程",
   "scope.deleteTitle": "删除重复日程",
   "scope.moveTitle": "移动重复日程",
-  "scope.text": "这是一个重复日程。要更改哪些？",
+  "scope.text": "这是一个重复日程。要应用到哪些日程？",
   "scope.this": "仅此日程",
   "scope.following": "此日程及以后",
   "scope.all": "全部日程",

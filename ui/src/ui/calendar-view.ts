@@ -71,7 +71,11 @@ export class CalendarView {
     onLoaded: () => void,
     initial?: { view: ViewName; date: Date },
   ) {
-    const timeFmt = lang() === "en" ? ({ hour: "numeric", minute: "2-digit", meridiem: "short" } as const) : undefined;
+    // English: "9:30 AM"; Chinese: "09:30" (FullCalendar's zh-cn default writes "18时").
+    const timeFmt =
+      lang() === "en"
+        ? ({ hour: "numeric", minute: "2-digit", meridiem: "short" } as const)
+        : ({ hour: "2-digit", minute: "2-digit", hour12: false } as const);
     this.fc = new Calendar(el, {
       plugins: [dayGridPlugin, timeGridPlugin, listPlugin, interactionPlugin],
       timeZone: "UTC",

@@ -183,6 +183,7 @@ export function openEditor(input: EditorInput): void {
     const x = explain(e as never);
     error.textContent = x.text;
     error.hidden = false;
+    error.scrollIntoView({ block: "nearest" });
     form.querySelectorAll("[aria-invalid]").forEach((el) => el.removeAttribute("aria-invalid"));
     const target = x.input ? form.querySelector<HTMLElement>(`#${x.input}`) : null;
     if (target) {

@@ -75,11 +75,15 @@ export function editCalendar(c: CalendarInfo | null): void {
     "div",
     { class: "swatches" },
     ...PALETTE.map((p) => {
-      const b = h("button", { type: "button", class: "swatch", title: p, "aria-label": p, onclick: () => (color.value = p) });
+      const b = h("button", { type: "button", class: "swatch", title: p, "aria-label": p, onclick: () => ((color.value = p), mark()) });
       b.style.background = p;
       return b;
     }),
   );
+  const mark = (): void =>
+    swatches.querySelectorAll<HTMLElement>(".swatch").forEach((b) => b.setAttribute("aria-pressed", String(b.title === color.value.toLowerCase())));
+  color.addEventListener("input", mark);
+  mark();
   const alarms = alarmList(c?.default_alarms ?? [], { id: "cal-alarms", addId: "cal-add-alarm", allowAt: false, startOf: () => "" });
   const error = h("p", { id: "cal-error", role: "alert", class: "form-error", hidden: true });
   const save = h("button", { type: "submit", id: "cal-save", class: "primary" }, t("common.save"));

@@ -45,6 +45,17 @@ test("screenshots", async () => {
   await page.waitForSelector("#settings");
   await page.screenshot({ path: join(DIR, "settings.png") });
 
+  await page.keyboard.press("Escape");
+  await page.click('.cal-row[data-calendar-id="1"] .cal-edit');
+  await page.waitForSelector("#calendar-dialog");
+  await page.screenshot({ path: join(DIR, "calendar-dialog.png") });
+  await page.keyboard.press("Escape");
+  await page.locator('[data-uid="standup"]').first().click();
+  await page.waitForSelector("#editor");
+  await page.click("#ev-delete");
+  await page.waitForSelector("#scope-dialog");
+  await page.screenshot({ path: join(DIR, "scope.png") });
+
   const dark = await openApp(browser, server.url, "", { colorScheme: "dark" });
   await dark.page.click('[data-view="week"]');
   await dark.page.waitForSelector(".fc-timeGridWeek-view");
@@ -52,6 +63,13 @@ test("screenshots", async () => {
   await dark.page.click('[data-view="month"]');
   await dark.page.click("#reminders-btn");
   await dark.page.screenshot({ path: join(DIR, "dark-month.png") });
+  await dark.page.click("#new-event");
+  await dark.page.waitForSelector("#editor");
+  await dark.page.fill("#ev-start", "2026-12-02T15:00");
+  await dark.page.fill("#ev-end", "2026-12-02T14:00");
+  await dark.page.click("#ev-save");
+  await dark.page.waitForSelector("#ev-error:not([hidden])");
+  await dark.page.screenshot({ path: join(DIR, "dark-editor-error.png") });
 
   const zh = await openApp(browser, server.url, "lang=zh-CN");
   await zh.page.screenshot({ path: join(DIR, "zh-month.png") });
