@@ -74,5 +74,14 @@ bench-engine: deps
 	$(CARGO) build --release -p kairos-cli --locked
 	$(CARGO) run --release -p kairos-bench --bin engine-bench --locked
 
+## Desktop app (issue #4): start-up to first view, idle CPU (window open and
+## closed to the tray), RSS with 10,000 events, sizes of the release binary and
+## of the .deb (npm @tauri-apps/cli). Installs xdotool from Debian if missing.
+bench-app: deps ui
+	@command -v xdotool >/dev/null || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq xdotool)
+	$(CARGO) build --release -p kairos-desktop -p kairos-cli --locked
+	/usr/bin/python3 scripts/bench_app.py
+
 fmt:
 	$(CARGO) fmt --all
