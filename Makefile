@@ -48,7 +48,9 @@ e2e:
 deps:
 	@scripts/deps.sh
 
-lint:
+lint: ui
+	@! grep -rln "@tauri-apps/" ui/src --include=*.ts | grep -v "^ui/src/ipc/" || \
+	  (echo "lint: only ui/src/ipc may import @tauri-apps/*" >&2; exit 1)
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
