@@ -38,10 +38,17 @@ pub fn start(shared: Arc<Shared>, db: PathBuf) {
 fn run(shared: &Arc<Shared>, db: &std::path::Path) -> anyhow::Result<()> {
     let state = notifier::probe();
     shared.lock().notifier = state;
-    let _lock = InstanceLock::acquire(db).map_err(anyhow::Error::msg)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
+    // `kairos import|snooze|dismiss` signal the lock holder: re-plan, and
+    // close notifications they made stale. The handler goes in before the
+    // lock is taken: SIGUSR1's default action would kill the app.
+    let mut usr1 = {
+        let _rt = rt.enter();
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1())?
+    };
+    let _lock = InstanceLock::acquire(db).map_err(anyhow::Error::msg)?;
     rt.block_on(async {
         let floating = shared.lock().display_tz();
         let store = Store::open(db)?;
@@ -56,10 +63,6 @@ fn run(shared: &Arc<Shared>, db: &std::path::Path) -> anyhow::Result<()> {
             vec![Box::new(channel)],
             config,
         );
-        // `kairos import|snooze|dismiss` signal the lock holder: re-plan,
-        // and close notifications they made stale.
-        let mut usr1 =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1())?;
         let s = Arc::clone(shared);
         tokio::spawn(async move {
             while usr1.recv().await.is_some() {

@@ -116,11 +116,29 @@ def shot(s, name):
         s.screenshot(os.path.join(SHOTS, name))
 
 
+def app_pids():
+    """PIDs whose executable is the app binary. Not `pgrep -f APP`: the
+    command lines of this script, xvfb-run, dbus-run-session and timeout all
+    contain the app's path too, and SIGKILL would take the test down."""
+    want = os.path.realpath(APP)
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            exe = os.readlink("/proc/%s/exe" % d)
+        except OSError:
+            continue
+        if exe == want:
+            pids.append(int(d))
+    return pids
+
+
 def kill_app():
-    out = subprocess.run(["pgrep", "-f", APP], capture_output=True, text=True).stdout.split()
-    for pid in out:
-        os.kill(int(pid), signal.SIGKILL)
-    return len(out)
+    pids = app_pids()
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+    return len(pids)
 
 
 def main():

@@ -8,7 +8,7 @@ use std::time::Duration as StdDuration;
 use anyhow::{Context, Result, bail};
 use chrono::{DateTime, Duration, Utc};
 use kairos_engine::channel::{Channel, CommandChannel, StdoutChannel};
-use kairos_engine::clock::{Clock, SystemClock};
+use kairos_engine::clock::{Clock, OffsetFileClock, SystemClock};
 use kairos_engine::daemon::InstanceLock;
 use kairos_engine::engine::{Config, Engine};
 use kairos_store::Store;
@@ -33,9 +33,13 @@ fn open(db: &Path) -> Result<Store> {
     Ok(Store::open(db)?)
 }
 
-/// The clock: the system's, shifted by `--clock-offset` seconds (tests).
-pub fn clock(offset_secs: i64) -> Arc<dyn Clock> {
-    Arc::new(SystemClock::shifted(Duration::seconds(offset_secs)))
+/// The clock: the system's, shifted by `--clock-offset` seconds or by the
+/// seconds in `--clock-offset-file` (tests).
+pub fn clock(offset_secs: i64, offset_file: Option<&Path>) -> Result<Arc<dyn Clock>> {
+    Ok(match offset_file {
+        Some(path) => Arc::new(OffsetFileClock::open(path).map_err(anyhow::Error::msg)?),
+        None => Arc::new(SystemClock::shifted(Duration::seconds(offset_secs))),
+    })
 }
 
 /// `kairos import`.
@@ -99,6 +103,26 @@ pub fn sink(spec: &str) -> Result<Box<dyn Channel>> {
 /// `kairos daemon`.
 pub fn daemon(db: &Path, sink_spec: &str, tz: Option<&str>, clock: Arc<dyn Clock>) -> Result<()> {
     let channel = sink(sink_spec)?;
+    // One thread, its own runtime: the engine's blocking store calls never
+    // hold up anyone else's async work.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    // Signal handlers before the lock: the lock file is what tells other
+    // `kairos` processes to send SIGUSR1 ("the database changed"), and
+    // SIGUSR1's default action is to terminate. Installing the handlers
+    // first closes the window in which an `import` would kill a daemon that
+    // is still starting. A SIGTERM that arrives while the first batch is
+    // being delivered still means "finish and exit cleanly".
+    let (mut term, mut int, mut usr1) = {
+        use tokio::signal::unix::{SignalKind, signal};
+        let _rt = rt.enter();
+        (
+            signal(SignalKind::terminate())?,
+            signal(SignalKind::interrupt())?,
+            signal(SignalKind::user_defined1())?,
+        )
+    };
     let _lock = InstanceLock::acquire(db).map_err(anyhow::Error::msg)?;
     let store = open(db)?;
     let config = Config {
@@ -106,20 +130,7 @@ pub fn daemon(db: &Path, sink_spec: &str, tz: Option<&str>, clock: Arc<dyn Clock
         ..Config::default()
     };
     let mut engine = Engine::new(store, clock.clone(), vec![channel], config);
-    // One thread, its own runtime: the engine's blocking store calls never
-    // hold up anyone else's async work.
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
     rt.block_on(async move {
-        // Handlers first: a SIGTERM that arrives while the first batch is
-        // being delivered must still mean "finish and exit cleanly".
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut term = signal(SignalKind::terminate())?;
-        let mut int = signal(SignalKind::interrupt())?;
-        // SIGUSR1: another `kairos` process changed the database (import,
-        // snooze, dismiss): re-plan now.
-        let mut usr1 = signal(SignalKind::user_defined1())?;
         let changed = Arc::new(tokio::sync::Notify::new());
         let notify = changed.clone();
         tokio::spawn(async move {

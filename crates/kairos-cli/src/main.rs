@@ -26,6 +26,10 @@ struct Cli {
         allow_hyphen_values = true
     )]
     clock_offset: i64,
+    /// Test only: shift the clock by the seconds written in this file,
+    /// re-read whenever the OS reports the real-time clock was set.
+    #[arg(long, global = true, hide = true, conflicts_with = "clock_offset")]
+    clock_offset_file: Option<std::path::PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -94,10 +98,21 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // One line, whatever the cause chain: scripts read the first line.
+            let msg = format!("{e:#}").replace('\n', " ");
+            eprintln!("kairos: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
     let db = cli.db.clone().unwrap_or_else(engine_cmds::default_db);
-    let clock = engine_cmds::clock(cli.clock_offset);
-    let result = match cli.command {
+    let clock = engine_cmds::clock(cli.clock_offset, cli.clock_offset_file.as_deref())?;
+    match cli.command {
         Command::Import { file, calendar, tz } => engine_cmds::import(
             &db,
             &file,
@@ -118,14 +133,5 @@ fn main() -> ExitCode {
         Command::Next(a) => calendar_cmds::next(&a),
         Command::Agenda(a) => agenda::run(&a),
         Command::Export(a) => calendar_cmds::export(&a),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            // One line, whatever the cause chain: scripts read the first line.
-            let msg = format!("{e:#}").replace('\n', " ");
-            eprintln!("kairos: {msg}");
-            ExitCode::FAILURE
-        }
     }
 }

@@ -17,6 +17,11 @@ pub trait Clock: Send + Sync {
     fn offset(&self) -> Duration {
         Duration::zero()
     }
+
+    /// The OS reported that the real-time clock was set (a `timerfd`
+    /// cancelled by `TFD_TIMER_CANCEL_ON_SET`). The system clock needs nothing;
+    /// a test clock may take the moment to pick up its new shift.
+    fn clock_changed(&self) {}
 }
 
 /// The machine's real-time clock, optionally shifted by a fixed offset (the
@@ -42,6 +47,70 @@ impl Clock for SystemClock {
 
     fn offset(&self) -> Duration {
         self.shift
+    }
+}
+
+/// Test only: the real clock shifted by a whole number of seconds read from
+/// a file, re-read **only** when the OS reports that the real-time clock was
+/// set ([`Clock::clock_changed`]). A test jumps a running daemon's clock by
+/// rewriting the file and then setting the machine's clock to the value it
+/// already has: the daemon learns of the jump exactly as it would of a real
+/// one (through its cancelled `timerfd`), and the machine's time moves by
+/// microseconds at most.
+#[derive(Debug)]
+pub struct OffsetFileClock {
+    path: std::path::PathBuf,
+    shift_secs: std::sync::atomic::AtomicI64,
+}
+
+impl OffsetFileClock {
+    /// Reads the shift from `path`.
+    ///
+    /// # Errors
+    /// The file cannot be read or does not hold a whole number of seconds.
+    pub fn open(path: &std::path::Path) -> Result<Self, String> {
+        let shift = Self::read(path)?;
+        Ok(Self {
+            path: path.to_owned(),
+            shift_secs: shift.into(),
+        })
+    }
+
+    fn read(path: &std::path::Path) -> Result<i64, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("clock offset file {}: {e}", path.display()))?;
+        text.trim().parse().map_err(|_| {
+            format!(
+                "clock offset file {}: expected a whole number of seconds, found {:?}",
+                path.display(),
+                text.trim()
+            )
+        })
+    }
+
+    fn shift(&self) -> Duration {
+        Duration::seconds(self.shift_secs.load(std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+impl Clock for OffsetFileClock {
+    #[allow(clippy::disallowed_methods)] // the real clock, shifted
+    fn now(&self) -> DateTime<Utc> {
+        Utc::now() + self.shift()
+    }
+
+    fn offset(&self) -> Duration {
+        self.shift()
+    }
+
+    fn clock_changed(&self) {
+        match Self::read(&self.path) {
+            Ok(s) => self
+                .shift_secs
+                .store(s, std::sync::atomic::Ordering::Relaxed),
+            // Keep the old shift: a half-written file must not move time.
+            Err(e) => eprintln!("kairos: {e}; keeping the previous offset"),
+        }
     }
 }
 

@@ -146,7 +146,8 @@ pub async fn run_observed(
                 match woke.map_err(|e| EngineError::Timer(e.to_string()))? {
                     // After a clock change, everything is re-planned from the
                     // new "now": the loop does exactly that.
-                    Wake::Deadline | Wake::ClockChanged | Wake::Recheck => {}
+                    Wake::ClockChanged => clock.clock_changed(),
+                    Wake::Deadline | Wake::Recheck => {}
                 }
             }
             () = changed.notified() => {}

@@ -11,28 +11,35 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 
-fn kairos(db: &Path) -> Command {
+pub(crate) fn kairos(db: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_kairos"));
     c.arg("--db").arg(db);
     c
 }
 
 /// A daemon whose stdout lines arrive on a channel.
-struct Daemon {
-    child: Child,
+pub(crate) struct Daemon {
+    pub(crate) child: Child,
     lines: mpsc::Receiver<String>,
 }
 
+/// A failing test must not leave a daemon behind: it would hold the test's
+/// stderr open and keep `cargo test` waiting for it.
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 fn start(db: &Path, offset: i64) -> Daemon {
+    start_with(db, &format!("--clock-offset={offset}"))
+}
+
+/// A daemon on `db` with one extra global argument (its clock).
+pub(crate) fn start_with(db: &Path, clock_arg: &str) -> Daemon {
     let mut child = kairos(db)
-        .args([
-            "daemon",
-            "--sink",
-            "stdout",
-            "--tz",
-            "UTC",
-            &format!("--clock-offset={offset}"),
-        ])
+        .args(["daemon", "--sink", "stdout", "--tz", "UTC", clock_arg])
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -50,7 +57,7 @@ fn start(db: &Path, offset: i64) -> Daemon {
 }
 
 /// Waits (at most 20 s, yielding) until `path` exists; returns that deadline.
-fn wait_for_file(path: &Path) -> Instant {
+pub(crate) fn wait_for_file(path: &Path) -> Instant {
     let until = Instant::now() + Duration::from_secs(20);
     while !path.exists() && Instant::now() < until {
         std::thread::yield_now();
@@ -59,7 +66,7 @@ fn wait_for_file(path: &Path) -> Instant {
 }
 
 /// Reads lines until `n` more arrived or `deadline` passed; returns keys.
-fn read(
+pub(crate) fn read(
     d: &Daemon,
     n: usize,
     deadline: Instant,

@@ -1,5 +1,6 @@
 //! The `kairos` binary as scripts see it: exit codes, stdout, stderr.
 
+mod clock_jump;
 mod daemon;
 
 use std::io::Write;
