@@ -12,6 +12,7 @@ Look at every PNG before committing: a screenshot nobody looked at proves
 nothing.
 """
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -95,7 +96,9 @@ def build_db(path, today):
             fh.write(ics(events))
         subprocess.run([CLI, "--db", path, "import", f, "--calendar", name, "--tz", TZ], check=True,
                        stdout=subprocess.DEVNULL)
-    with sqlite3.connect(path) as c:
+    # Closed explicitly: the database is in WAL mode, and the shots copy the
+    # main file only, so the last connection must checkpoint before that.
+    with contextlib.closing(sqlite3.connect(path)) as c, c:
         c.execute("UPDATE calendars SET color = '#3465a4' WHERE name = 'Work'")
         c.execute("UPDATE calendars SET color = '#c4432b' WHERE name = 'Personal'")
     shutil.rmtree(tmp)
@@ -106,7 +109,7 @@ def settings(path, **over):
          "snooze_choices": [5, 10, 15, 30, 60, 1440], "default_snooze": 10, "quiet_hours": None,
          "start_at_login": False, "default_calendar": None}
     s.update(over)
-    with sqlite3.connect(path) as c:
+    with contextlib.closing(sqlite3.connect(path)) as c, c:
         c.execute("INSERT INTO meta (k, v) VALUES ('app.settings', ?) "
                   "ON CONFLICT (k) DO UPDATE SET v = excluded.v", (json.dumps(s),))
 
