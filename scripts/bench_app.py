@@ -33,8 +33,6 @@ Usage: scripts/bench_app.py [--runs 10] [--idle-secs 60] [--events 10000]
 """
 
 import argparse
-import ctypes
-import ctypes.util
 import datetime as dt
 import json
 import os
@@ -57,7 +55,8 @@ if not os.path.isabs(TARGET):
 TICK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 FIRST_VIEW = re.compile(r"kairos-startup: first-view-ms=(\d+)")
-WINDOW_TITLE = "Kairos"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "e2e"))
+from x11 import WINDOW_TITLE, X11, visible_windows  # noqa: E402
 
 _started = []  # Popen objects we own (killed at exit, by process group)
 
@@ -203,74 +202,8 @@ def wait_quiet(root, t0, step=0.25, below=10.0, need=2, timeout=30.0):
 # ---------------------------------------------------------------- X11
 
 
-class X11:
-    """Just enough Xlib (through ctypes) to send WM_DELETE_WINDOW, which is
-    what a window manager does when the user clicks the close button. Under
-    bare Xvfb there is no window manager, so `wmctrl -c` has nobody to ask."""
-
-    class ClientMessage(ctypes.Structure):
-        _fields_ = [
-            ("type", ctypes.c_int),
-            ("serial", ctypes.c_ulong),
-            ("send_event", ctypes.c_int),
-            ("display", ctypes.c_void_p),
-            ("window", ctypes.c_ulong),
-            ("message_type", ctypes.c_ulong),
-            ("format", ctypes.c_int),
-            ("data", ctypes.c_long * 5),
-        ]
-
-    class Event(ctypes.Union):
-        pass
-
-    Event._fields_ = [("xclient", ClientMessage), ("pad", ctypes.c_long * 24)]
-
-    def __init__(self, display):
-        name = ctypes.util.find_library("X11") or "libX11.so.6"
-        self.x = ctypes.CDLL(name)
-        self.x.XOpenDisplay.restype = ctypes.c_void_p
-        self.x.XOpenDisplay.argtypes = [ctypes.c_char_p]
-        self.x.XInternAtom.restype = ctypes.c_ulong
-        self.x.XInternAtom.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
-        self.x.XSendEvent.argtypes = [
-            ctypes.c_void_p, ctypes.c_ulong, ctypes.c_int, ctypes.c_long, ctypes.c_void_p]
-        self.x.XFlush.argtypes = [ctypes.c_void_p]
-        self.x.XCloseDisplay.argtypes = [ctypes.c_void_p]
-        self.d = self.x.XOpenDisplay(display.encode())
-        if not self.d:
-            raise RuntimeError(f"cannot open X display {display}")
-
-    def close_window(self, wid):
-        ev = self.Event()
-        cm = ev.xclient
-        cm.type = 33  # ClientMessage
-        cm.send_event = 1
-        cm.display = self.d
-        cm.window = wid
-        cm.message_type = self.x.XInternAtom(self.d, b"WM_PROTOCOLS", 0)
-        cm.format = 32
-        cm.data[0] = self.x.XInternAtom(self.d, b"WM_DELETE_WINDOW", 0)
-        cm.data[1] = 0  # CurrentTime
-        ev.xclient = cm
-        ok = self.x.XSendEvent(self.d, wid, 0, 0, ctypes.byref(ev))
-        self.x.XFlush(self.d)
-        return ok != 0
-
-    def shut(self):
-        if self.d:
-            self.x.XCloseDisplay(self.d)
-            self.d = None
-
-
-def visible_windows(display, title=WINDOW_TITLE):
-    try:
-        r = subprocess.run(
-            ["xdotool", "search", "--onlyvisible", "--name", f"^{title}$"],
-            env={**os.environ, "DISPLAY": display},
-            capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    return [int(w) for w in r.stdout.split()]
+# X11 and visible_windows: tests/e2e/x11.py (the end-to-end test closes the
+# window the same way).
 
 
 # ---------------------------------------------------------------- processes

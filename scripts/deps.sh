@@ -10,10 +10,11 @@ set -euo pipefail
 # - the desktop app (Tauri 2 on WebKitGTK 4.1, tray, notifications);
 # - its tests: Xvfb, a private D-Bus session with a test-owned notification
 #   server (python3-dbus, python3-gi), WebKitWebDriver (webkit2gtk-driver),
-#   and Chromium for the UI's browser tests (playwright-core drives it).
+#   xdotool (finds the app's window to close it), and Chromium for the
+#   UI's browser tests (playwright-core drives it).
 APT_PACKAGES=(build-essential pkg-config python3-venv
   libwebkit2gtk-4.1-dev libxdo-dev libssl-dev libayatana-appindicator3-dev librsvg2-dev
-  xvfb xauth dbus dbus-x11 python3-dbus python3-gi webkit2gtk-driver chromium procps)
+  xvfb xauth dbus dbus-x11 python3-dbus python3-gi webkit2gtk-driver xdotool chromium procps)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -147,6 +147,14 @@ pub async fn time_zones(s: S<'_>) -> R<Vec<String>> {
     s.call(|a, _| a.time_zones()).await
 }
 
+/// The UI registered its event listeners: what the shell wanted shown
+/// while it loaded (the reminder panel, an event) comes now.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn ui_ready(s: S<'_>) -> R<()> {
+    s.windows.ui_ready(&s.handle);
+    Ok(())
+}
+
 /// The handler with every command; `kairos_app::bindings::COMMAND_NAMES`
 /// lists the same names (checked by the test below).
 #[macro_export]
@@ -173,6 +181,7 @@ macro_rules! handler {
             commands::dismiss_all,
             commands::pause_reminders,
             commands::time_zones,
+            commands::ui_ready,
         ]
     };
 }

@@ -23,11 +23,7 @@ pub fn start(shared: Arc<Shared>, db: PathBuf) {
         .spawn(move || {
             if let Err(e) = run(&shared, &db) {
                 eprintln!("kairos: reminder engine stopped: {e}");
-                let _ = tauri::Emitter::emit(
-                    &shared.handle,
-                    kairos_app::api::events::SHOW_REMINDERS,
-                    (),
-                );
+                shared.show_main(Some(crate::window::Intent::ShowReminders));
             }
         });
     if let Err(e) = spawned {

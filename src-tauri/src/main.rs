@@ -3,8 +3,8 @@
 //! call into `kairos-app`), the tray, and OS notifications. It decides
 //! nothing itself: behaviour lives in `crates/`.
 //!
-//! Closing the window hides it; reminders keep firing from the tray until
-//! "Quit". One instance per user: a second launch brings the first forward.
+//! Closing the window destroys it (and WebKit's web process); reminders keep
+//! firing from the tray until "Quit". One instance per user: a second launch brings the first forward.
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
@@ -14,6 +14,7 @@ mod notifier;
 mod startup;
 mod state;
 mod tray;
+mod window;
 
 use std::sync::Arc;
 
@@ -50,7 +51,7 @@ fn main() {
     let built = tauri::Builder::default()
         .plugin(tauri_plugin_single_instance::init(|h, _argv, _cwd| {
             if let Some(s) = h.try_state::<Arc<Shared>>() {
-                s.show_main();
+                s.show_main(None);
             }
         }))
         .plugin(tauri_plugin_autostart::init(
@@ -67,16 +68,19 @@ fn main() {
                     "kairos: no tray ({e}); closing the window will not quit while reminders run"
                 );
             }
+            // The window before the engine: a reminder that fires at once
+            // (missed while Kairos was down) finds it there.
+            shared.show_main(None);
             engine::start(shared, db);
             Ok(())
         })
         .on_window_event(|w, e| {
-            // Closing hides: reminders keep firing from the tray.
-            if let WindowEvent::CloseRequested { api, .. } = e
-                && w.label() == "main"
+            // Closing destroys the window and its web process; reminders
+            // keep firing from the tray (see `window`).
+            if let WindowEvent::Destroyed = e
+                && let Some(s) = w.try_state::<Arc<Shared>>()
             {
-                let _ = w.hide();
-                api.prevent_close();
+                s.windows.closed();
             }
         })
         .build(tauri::generate_context!());

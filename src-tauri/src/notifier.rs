@@ -14,13 +14,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use chrono::Duration;
-use kairos_app::api::{EventRef, NotifierState, events};
+use kairos_app::api::{EventRef, NotifierState};
 use kairos_engine::channel::{Channel, Delivery, Reminder};
 use kairos_store::State;
 use notify_rust::{Notification, NotificationHandle, NotificationResponse, Timeout};
-use tauri::Emitter;
 
 use crate::state::Shared;
+use crate::window::Intent;
 
 /// Notifications on screen, by instance key.
 fn on_screen() -> &'static Mutex<HashMap<String, Arc<NotificationHandle>>> {
@@ -87,8 +87,7 @@ impl Channel for DesktopChannel {
                 // The reminder window is the delivery; the row appears when
                 // the engine has recorded it (see `engine::fired`).
                 if !quiet {
-                    s.show_main();
-                    let _ = s.handle.emit(events::SHOW_REMINDERS, ());
+                    s.show_main(Some(Intent::ShowReminders));
                 }
                 return Ok(());
             }
@@ -118,14 +117,12 @@ impl Channel for DesktopChannel {
                     if state == NotifierState::Actions {
                         tokio::spawn(answer(Arc::clone(s), r.key.clone(), r.uid.clone(), handle));
                     } else {
-                        s.show_main();
-                        let _ = s.handle.emit(events::SHOW_REMINDERS, ());
+                        s.show_main(Some(Intent::ShowReminders));
                     }
                 }
                 Err(e) => {
                     eprintln!("kairos: notification failed ({e}); showing the reminder window");
-                    s.show_main();
-                    let _ = s.handle.emit(events::SHOW_REMINDERS, ());
+                    s.show_main(Some(Intent::ShowReminders));
                 }
             }
             Ok(())
@@ -167,7 +164,6 @@ async fn answer(s: Arc<Shared>, key: String, uid: String, handle: Arc<Notificati
         Ok(Ok(true)) => s.reminders_changed(),
         Ok(Ok(false)) => {
             // "Open": the event in the editor, and the reminder stays listed.
-            s.show_main();
             let cal = s
                 .lock()
                 .store()
@@ -175,14 +171,11 @@ async fn answer(s: Arc<Shared>, key: String, uid: String, handle: Arc<Notificati
                 .ok()
                 .flatten()
                 .map_or(0, |i| i.calendar.0);
-            let _ = s.handle.emit(
-                events::OPEN_EVENT,
-                EventRef {
-                    calendar_id: cal,
-                    uid,
-                    recurrence_id: None,
-                },
-            );
+            s.show_main(Some(Intent::OpenEvent(EventRef {
+                calendar_id: cal,
+                uid,
+                recurrence_id: None,
+            })));
         }
         Ok(Err(e)) => eprintln!("kairos: notification action on {key}: {}", e.message),
         Err(e) => eprintln!("kairos: notification action on {key}: {e}"),

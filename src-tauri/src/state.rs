@@ -10,7 +10,7 @@ use chrono::{DateTime, Duration, Utc};
 use kairos_app::App;
 use kairos_app::api::{ApiError, events};
 use kairos_engine::clock::{Clock, SystemClock};
-use tauri::{AppHandle, Emitter, Manager};
+use tauri::{AppHandle, Emitter};
 
 /// Shared by the IPC commands, the engine thread, the notifier and the tray.
 pub struct Shared {
@@ -26,6 +26,8 @@ pub struct Shared {
     /// Test only (`KAIROS_TEST_SNOOZE_SECS`): what a notification's Snooze
     /// button snoozes for, instead of the setting's minutes.
     pub snooze_override: Option<Duration>,
+    /// The main window's life and what waits for its UI.
+    pub windows: crate::window::Windows,
 }
 
 /// The database: `$KAIROS_DB`, else `$XDG_DATA_HOME/kairos/kairos.db` (the
@@ -67,6 +69,7 @@ impl Shared {
             snooze_override: env_secs("KAIROS_TEST_SNOOZE_SECS")
                 .filter(|s| *s > 0)
                 .map(Duration::seconds),
+            windows: crate::window::Windows::default(),
         }
     }
 
@@ -108,12 +111,9 @@ impl Shared {
         crate::tray::refresh(self);
     }
 
-    /// Brings the main window to the front.
-    pub fn show_main(&self) {
-        if let Some(w) = self.handle.get_webview_window("main") {
-            let _ = w.show();
-            let _ = w.unminimize();
-            let _ = w.set_focus();
-        }
+    /// Brings the main window to the front (making it if it was closed)
+    /// and shows `intent` in it.
+    pub fn show_main(&self, intent: Option<crate::window::Intent>) {
+        self.windows.show(&self.handle, intent);
     }
 }

@@ -5,10 +5,10 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Local};
-use kairos_app::api::{AppStatus, Pause, events};
+use kairos_app::api::{AppStatus, Pause};
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem, Submenu};
 use tauri::tray::TrayIconBuilder;
-use tauri::{AppHandle, Emitter, Manager, Wry};
+use tauri::{AppHandle, Manager, Wry};
 
 use crate::state::Shared;
 
@@ -93,10 +93,9 @@ pub fn create(h: &AppHandle) -> tauri::Result<()> {
                 return;
             };
             match e.id.as_ref() {
-                "open" => s.show_main(),
+                "open" => s.show_main(None),
                 "reminders" => {
-                    s.show_main();
-                    let _ = h.emit(events::SHOW_REMINDERS, ());
+                    s.show_main(Some(crate::window::Intent::ShowReminders));
                 }
                 "pause-hour" => pause(&s, Pause::Hour),
                 "pause-tomorrow" => pause(&s, Pause::UntilTomorrow),

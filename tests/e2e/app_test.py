@@ -12,7 +12,9 @@ Scenario (issue #4):
    notification closed (CloseNotification);
 4. the app is SIGKILLed while a reminder is about to fall due, relaunched
    "later" (a test clock offset, never minutes of sleeping), and the reminder
-   is delivered as missed and listed as missed in the reminder window.
+   is delivered as missed and listed as missed in the reminder window;
+5. closing the window ends WebKit's web process but not the app, and a
+   second launch makes the running app open a new window.
 
 Time: the app's clock is shifted (KAIROS_TEST_CLOCK_OFFSET_SECS) so that a
 whole minute - where minute-resolution reminders fall - is a few seconds
@@ -32,6 +34,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import notifyctl as nc  # noqa: E402
 import webdriver as wd  # noqa: E402
+import x11  # noqa: E402
 
 APP = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "target/debug/kairos-desktop")
 WORK = tempfile.mkdtemp(prefix="kairos-e2e-")
@@ -65,9 +68,13 @@ def set_value(s, css, value):
         css, value)
 
 
+def app_env(offset):
+    return dict(os.environ, KAIROS_DB=DB, HOME=WORK, TZ="UTC", LANG="en_US.UTF-8",
+                KAIROS_TEST_CLOCK_OFFSET_SECS=str(offset), KAIROS_TEST_SNOOZE_SECS=str(SNOOZE))
+
+
 def launch(offset):
-    env = dict(os.environ, KAIROS_DB=DB, HOME=WORK, TZ="UTC", LANG="en_US.UTF-8",
-               KAIROS_TEST_CLOCK_OFFSET_SECS=str(offset), KAIROS_TEST_SNOOZE_SECS=str(SNOOZE))
+    env = app_env(offset)
     drv = wd.Driver(env=env, log_path=os.path.join(WORK, "driver.log"))
     drv.start()
     s = drv.new_session(APP)
@@ -132,6 +139,66 @@ def app_pids():
         if exe == want:
             pids.append(int(d))
     return pids
+
+
+def descendants(root):
+    """`root`'s descendant processes as {pid: comm}."""
+    parent, comm = {}, {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                st = f.read()
+        except OSError:
+            continue
+        comm[int(d)] = st[st.index("(") + 1:st.rindex(")")]
+        parent[int(d)] = int(st[st.rindex(")") + 2:].split()[1])
+    out, todo = {}, [root]
+    while todo:
+        p = todo.pop()
+        for c, pp in parent.items():
+            if pp == p and c not in out:
+                out[c] = comm[c]
+                todo.append(c)
+    return out
+
+
+def web_processes(app):
+    return [p for p, c in descendants(app).items() if c.startswith("WebKitWebProces")]
+
+
+def until(cond, timeout, message):
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, message
+        time.sleep(0.05)
+
+
+def close_and_reopen(env):
+    """Closing the window ends WebKit's web process (its memory) but not the
+    app; a second launch hands over to the first, which makes a new window."""
+    display = os.environ["DISPLAY"]
+    [app] = app_pids()
+    assert web_processes(app), "a web process while the window is open"
+    wins = x11.visible_windows(display)
+    assert wins, "the window is visible"
+    x = x11.X11(display)
+    try:
+        for w in wins:
+            x.close_window(w)
+    finally:
+        x.shut()
+    until(lambda: not x11.visible_windows(display) and not web_processes(app), 15,
+          "window and web process gone after closing (%s)" % descendants(app))
+    assert app_pids() == [app], "the app lives on in the tray"
+    step("window closed: web process gone, the app lives on")
+    second = subprocess.run([APP], env=env, timeout=30, capture_output=True, text=True)
+    assert second.returncode == 0, second.stderr[-2000:]
+    until(lambda: x11.visible_windows(display) and web_processes(app), 20,
+          "a new window after a second launch")
+    assert app_pids() == [app], "the second launch handed over and exited"
+    step("second launch: the running app opened a new window")
 
 
 def kill_app():
@@ -214,6 +281,7 @@ def run(srv):
             timeout=15, message="missed reminder listed without opening the panel")
         shot(s, "missed.png")
         step("missed reminder delivered and listed after the restart")
+        close_and_reopen(app_env(offset2))
     finally:
         drv.stop()
     return srv

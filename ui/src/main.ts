@@ -150,6 +150,9 @@ async function boot(): Promise<void> {
     }),
     onEvent<EventRef>(EVENTS.openEvent, (ref) => void editEvent(ref)),
   ]);
+  // Listening now: the shell sends what it made this window for (the
+  // reminder panel, an event), which would have been lost before this.
+  await api.ui_ready();
 }
 
 boot().catch((e: unknown) => {

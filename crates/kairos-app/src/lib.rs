@@ -62,6 +62,7 @@ macro_rules! ipc_commands {
             dismiss_all() -> u32;
             pause_reminders(pause: Pause) -> AppStatus;
             time_zones() -> Vec<String>;
+            ui_ready() -> ();
         }
     };
 }

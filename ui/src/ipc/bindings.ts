@@ -455,6 +455,7 @@ export function makeCommands(invoke: Invoke) {
     dismiss_all: (): Promise<number> => invoke<number>("dismiss_all"),
     pause_reminders: (pause: Pause): Promise<AppStatus> => invoke<AppStatus>("pause_reminders", { pause }),
     time_zones: (): Promise<Array<string>> => invoke<Array<string>>("time_zones"),
+    ui_ready: (): Promise<null> => invoke<null>("ui_ready"),
   };
 }
 
@@ -480,4 +481,5 @@ export const COMMAND_NAMES = [
   "dismiss_all",
   "pause_reminders",
   "time_zones",
+  "ui_ready",
 ] as const;

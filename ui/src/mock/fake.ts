@@ -52,6 +52,8 @@ export class FakeBackend {
   shown: ShownReminder[];
   pausedUntil: string | null = null;
   readonly calls: Call[] = [];
+  /** What the "shell" does when the UI says it listens (`ui_ready`). */
+  onReady: (() => null) | null = null;
   private failures = new Map<string, ApiError>();
   private nextId = 100;
 
@@ -99,6 +101,7 @@ export class FakeBackend {
       case "dismiss_all": return this.dismissAll();
       case "pause_reminders": return this.pause(a("pause"));
       case "time_zones": return [...ZONES];
+      case "ui_ready": return this.onReady?.() ?? null;
       case "plugin:dialog|open": return "/home/me/holidays.ics";
       case "plugin:dialog|save": return "/home/me/export.ics";
       default: throw { kind: "internal", message: `no command ${cmd}` } satisfies ApiError;

@@ -82,6 +82,14 @@ test("Dismiss all; the shell's show-reminders event opens the panel; Escape and 
   await page.close();
 });
 
+test("a window made to show reminders opens the panel once the UI listens (ui_ready)", async () => {
+  const { page, errors } = await openApp(browser, server.url, "pending=reminders");
+  await page.waitForSelector("#reminders-panel .reminder-row");
+  expect((await calls(page, "ui_ready")).length).toBe(1);
+  expect(errors).toEqual([]);
+  await page.close();
+});
+
 test("a bad custom snooze is refused in the UI", async () => {
   const { page } = await openApp(browser, server.url);
   await page.click("#reminders-btn");

@@ -25,5 +25,13 @@ declare global {
   }
 }
 window.__kairos = { fake, emit };
+// `?pending=reminders`: like a shell that made this window to show the
+// reminder panel, and sends the event once the UI says it listens.
+if (params.get("pending") === "reminders") {
+  fake.onReady = () => {
+    void emit("kairos://show-reminders");
+    return null;
+  };
+}
 
 await import("../../src/main");
