@@ -14,7 +14,9 @@ Scenario (issue #4):
    "later" (a test clock offset, never minutes of sleeping), and the reminder
    is delivered as missed and listed as missed in the reminder window;
 5. closing the window ends WebKit's web process but not the app, and a
-   second launch makes the running app open a new window.
+   second launch makes the running app open a new window;
+6. the tray, through a fake StatusNotifierWatcher (what a panel is): its
+   menu, pause/resume, Open after closing the window, Quit.
 
 Time: the app's clock is shifted (KAIROS_TEST_CLOCK_OFFSET_SECS) so that a
 whole minute - where minute-resolution reminders fall - is a few seconds
@@ -34,11 +36,13 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import notifyctl as nc  # noqa: E402
 import webdriver as wd  # noqa: E402
+import trayctl  # noqa: E402
 import x11  # noqa: E402
 
 APP = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "target/debug/kairos-desktop")
 WORK = tempfile.mkdtemp(prefix="kairos-e2e-")
 LOG = os.path.join(WORK, "notify.jsonl")
+TRAY_LOG = os.path.join(WORK, "tray.jsonl")
 DB = os.path.join(WORK, "kairos.db")
 SHOTS = os.environ.get("E2E_SHOTS")  # directory for screenshots, optional
 LEAD = 25  # seconds from launch until the app's clock reaches a whole minute
@@ -201,6 +205,43 @@ def close_and_reopen(env):
     step("second launch: the running app opened a new window")
 
 
+def close_window():
+    display = os.environ["DISPLAY"]
+    x = x11.X11(display)
+    try:
+        for w in x11.visible_windows(display):
+            x.close_window(w)
+    finally:
+        x.shut()
+    until(lambda: not x11.visible_windows(display), 15, "window closed")
+
+
+def tray_menu():
+    """The tray, through a fake StatusNotifierWatcher (a panel): its menu,
+    pause and resume, Open after the window was closed, and Quit."""
+    [app] = app_pids()
+    items = trayctl.Menu(TRAY_LOG).items()
+    for label in ("Open Kairos", "Reminders…", "Pause for 1 hour", "Pause until tomorrow", "Quit Kairos"):
+        assert label in items, (label, sorted(items))
+    assert items["Reminders on"][1] is False and items["Resume reminders"][1] is False, items
+    trayctl.Menu(TRAY_LOG).click("Pause for 1 hour")
+    until(lambda: any(k.startswith("Paused until") for k in trayctl.Menu(TRAY_LOG).items()), 10,
+          "tray shows the pause")
+    assert trayctl.Menu(TRAY_LOG).items()["Resume reminders"][1], "resume enabled while paused"
+    trayctl.Menu(TRAY_LOG).click("Resume reminders")
+    until(lambda: "Reminders on" in trayctl.Menu(TRAY_LOG).items(), 10, "tray shows reminders on")
+    step("tray: pause for 1 hour, then resume")
+    close_window()
+    until(lambda: not web_processes(app), 15, "web process gone")
+    trayctl.Menu(TRAY_LOG).click("Open Kairos")
+    display = os.environ["DISPLAY"]
+    until(lambda: x11.visible_windows(display) and web_processes(app), 20, "tray Open made a window")
+    step("tray: Open after the window was closed")
+    trayctl.Menu(TRAY_LOG).click("Quit Kairos")
+    until(lambda: not app_pids(), 15, "Quit ends the app")
+    step("tray: Quit ends the app")
+
+
 def kill_app():
     pids = app_pids()
     for pid in pids:
@@ -210,10 +251,12 @@ def kill_app():
 
 def main():
     srv = nc.start_server(LOG)
+    tray = trayctl.start_host(TRAY_LOG)
     try:
         srv = run(srv)
     finally:
         nc.stop_server(srv)
+        trayctl.stop_host(tray)
     step("PASS")
 
 
@@ -282,6 +325,7 @@ def run(srv):
         shot(s, "missed.png")
         step("missed reminder delivered and listed after the restart")
         close_and_reopen(app_env(offset2))
+        tray_menu()
     finally:
         drv.stop()
     return srv
