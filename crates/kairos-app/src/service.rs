@@ -14,7 +14,7 @@ use crate::api::{
     ApiError, DeleteEvent, EventDetail, EventDraft, EventRef, ExportIcs, ImportIcs, ImportSummary,
     MoveEvent, NotifierState, SaveEvent, Scope, Settings,
 };
-use crate::convert::{date, fmt_date, fmt_minute, rid_when, wall, zone};
+use crate::convert::{date, fmt_date, fmt_minute, instant, rid_when, wall, wall_in, zone};
 use crate::edit::{self, draft_of, event_of, shift_exceptions, until_before, without};
 use crate::error::ApiResult;
 
@@ -282,7 +282,8 @@ impl App {
         }
     }
 
-    /// Drag in a view: shifts start and end by wall-clock minutes.
+    /// Drag in a view: shifts start and end by minutes of the display
+    /// zone's wall clock.
     ///
     /// # Errors
     /// As [`App::save_event`]; an end moved before the start.
@@ -290,8 +291,22 @@ impl App {
         let detail = self.get_event(&req.event)?;
         let mut d = detail.draft;
         let (s, e) = edit::draft_span(&d)?;
-        let ns = s.local() + Duration::minutes(req.start_delta_minutes);
-        let ne = e.local() + Duration::minutes(req.end_delta_minutes);
+        let (ds, de) = (
+            Duration::minutes(req.start_delta_minutes),
+            Duration::minutes(req.end_delta_minutes),
+        );
+        let (ns, ne) = if d.all_day {
+            (s.local() + ds, e.local() + de)
+        } else {
+            // The deltas are what was dragged in the view, on the display
+            // zone's wall clock. Applied there, an event kept in another
+            // zone lands where it was dropped, also when only one of the
+            // two zones changes its offset in between.
+            let tz = zone(&d.tz, "time zone")?;
+            let shown = self.display_tz();
+            let moved = |w, by| wall_in(instant(wall_in(instant(w, tz), shown) + by, shown), tz);
+            (moved(s.local(), ds), moved(e.local(), de))
+        };
         if ne < ns {
             return Err(ApiError::invalid("end: moved before the start"));
         }
