@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use kairos_app::api::{
     ApiError, AppStatus, CalendarInfo, CalendarInput, DeleteEvent, EventDetail, EventDraft,
-    EventRef, ExportIcs, ImportIcs, ImportSummary, MoveEvent, OccurrenceView, Pause, RangeQuery,
+    EventRef, ExportIcs, ImportIcs, ImportSummary, MoveEvent, Occurrences, Pause, RangeQuery,
     SaveEvent, Settings, ShownReminder, SnoozeRequest, events,
 };
 use tauri::{Emitter, State};
@@ -58,7 +58,7 @@ pub async fn delete_calendar(s: S<'_>, id: i64) -> R<()> {
 }
 
 #[tauri::command(rename_all = "snake_case")]
-pub async fn occurrences(s: S<'_>, range: RangeQuery) -> R<Vec<OccurrenceView>> {
+pub async fn occurrences(s: S<'_>, range: RangeQuery) -> R<Occurrences> {
     let r = s.call(move |a, _| a.occurrences(&range)).await;
     crate::startup::first_view_served();
     r

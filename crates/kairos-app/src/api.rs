@@ -140,6 +140,32 @@ pub struct RangeQuery {
     pub from: String,
     /// Exclusive end, wall time (at most 400 days after `from`).
     pub to: String,
+    /// At most this many occurrences starting on each day of the display
+    /// zone (the month grid); the rest are only counted, in
+    /// [`Occurrences::more`]. Multi-day and all-day occurrences count on
+    /// their first day (`from`'s day when they began before it). 1–100;
+    /// `null` for all.
+    #[serde(default)]
+    pub per_day: Option<u32>,
+}
+
+/// What a view range holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct Occurrences {
+    /// By start, then title. On a day capped by `per_day`: all-day and
+    /// multi-day occurrences first, then by start, then title.
+    pub items: Vec<OccurrenceView>,
+    /// Days that have occurrences left out of `items`, by date.
+    pub more: Vec<DayMore>,
+}
+
+/// How many occurrences of one day were left out (the month's "+N more").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct DayMore {
+    /// `YYYY-MM-DD` in the display zone.
+    pub date: String,
+    /// Left out, at least 1.
+    pub count: u32,
 }
 
 /// The editor's form.

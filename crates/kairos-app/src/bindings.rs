@@ -59,6 +59,8 @@ pub fn typescript() -> String {
         OccurrenceView::decl(&cfg),
         EventRef::decl(&cfg),
         RangeQuery::decl(&cfg),
+        Occurrences::decl(&cfg),
+        DayMore::decl(&cfg),
         EventDraft::decl(&cfg),
         Scope::decl(&cfg),
         EventDetail::decl(&cfg),

@@ -17,8 +17,8 @@
 //! let mut draft = app.new_draft(cal, "2026-03-10T09:00", now).unwrap();
 //! draft.title = "Dentist".into();
 //! app.save_event(kairos_app::api::SaveEvent { event: None, scope: kairos_app::api::Scope::All, draft }, now).unwrap();
-//! let week = app.occurrences(&RangeQuery { from: "2026-03-09T00:00".into(), to: "2026-03-16T00:00".into() }).unwrap();
-//! assert_eq!(week[0].start, "2026-03-10T09:00:00");
+//! let week = app.occurrences(&RangeQuery { from: "2026-03-09T00:00".into(), to: "2026-03-16T00:00".into(), per_day: None }).unwrap();
+//! assert_eq!(week.items[0].start, "2026-03-10T09:00:00");
 //! ```
 
 pub mod api;
@@ -48,7 +48,7 @@ macro_rules! ipc_commands {
             list_calendars() -> Vec<CalendarInfo>;
             save_calendar(input: CalendarInput) -> CalendarInfo;
             delete_calendar(id: i64) -> ();
-            occurrences(range: RangeQuery) -> Vec<OccurrenceView>;
+            occurrences(range: RangeQuery) -> Occurrences;
             new_draft(calendar_id: i64, start: String) -> EventDraft;
             get_event(event: EventRef) -> EventDetail;
             save_event(request: SaveEvent) -> EventRef;

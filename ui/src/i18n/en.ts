@@ -15,6 +15,8 @@ export const en = {
   "view.week": "Week",
   "view.day": "Day",
   "view.agenda": "Agenda",
+  "view.more": "+{n} more",
+  "view.moreHint": "Show {n} more events",
 
   "common.save": "Save",
   "common.cancel": "Cancel",

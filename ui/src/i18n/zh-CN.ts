@@ -17,6 +17,8 @@ export const zhCN: Record<keyof typeof en, string> = {
   "view.week": "周",
   "view.day": "日",
   "view.agenda": "议程",
+  "view.more": "还有 {n} 项",
+  "view.moreHint": "显示另外 {n} 个日程",
 
   "common.save": "保存",
   "common.cancel": "取消",

@@ -140,7 +140,36 @@ from: string,
 /**
  * Exclusive end, wall time (at most 400 days after `from`).
  */
-to: string, };
+to: string, 
+/**
+ * At most this many occurrences starting on each day of the display
+ * zone (the month grid); the rest are only counted, in
+ * [`Occurrences::more`]. Multi-day and all-day occurrences count on
+ * their first day (`from`'s day when they began before it). 1–100;
+ * `null` for all.
+ */
+per_day: number | null, };
+
+export type Occurrences = { 
+/**
+ * By start, then title. On a day capped by `per_day`: all-day and
+ * multi-day occurrences first, then by start, then title.
+ */
+items: Array<OccurrenceView>, 
+/**
+ * Days that have occurrences left out of `items`, by date.
+ */
+more: Array<DayMore>, };
+
+export type DayMore = { 
+/**
+ * `YYYY-MM-DD` in the display zone.
+ */
+date: string, 
+/**
+ * Left out, at least 1.
+ */
+count: number, };
 
 export type EventDraft = { 
 /**
@@ -441,7 +470,7 @@ export function makeCommands(invoke: Invoke) {
     list_calendars: (): Promise<Array<CalendarInfo>> => invoke<Array<CalendarInfo>>("list_calendars"),
     save_calendar: (input: CalendarInput): Promise<CalendarInfo> => invoke<CalendarInfo>("save_calendar", { input }),
     delete_calendar: (id: number): Promise<null> => invoke<null>("delete_calendar", { id }),
-    occurrences: (range: RangeQuery): Promise<Array<OccurrenceView>> => invoke<Array<OccurrenceView>>("occurrences", { range }),
+    occurrences: (range: RangeQuery): Promise<Occurrences> => invoke<Occurrences>("occurrences", { range }),
     new_draft: (calendar_id: number, start: string): Promise<EventDraft> => invoke<EventDraft>("new_draft", { calendar_id, start }),
     get_event: (event: EventRef): Promise<EventDetail> => invoke<EventDetail>("get_event", { event }),
     save_event: (request: SaveEvent): Promise<EventRef> => invoke<EventRef>("save_event", { request }),

@@ -6,9 +6,10 @@
  */
 import type {
   ApiError, AppStatus, CalendarInfo, CalendarInput, DeleteEvent, EventDraft, EventRef, ExportIcs, ImportIcs,
-  MoveEvent, OccurrenceView, RangeQuery, SaveEvent, Settings, ShownReminder, SnoozeRequest,
+  MoveEvent, OccurrenceView, Occurrences, RangeQuery, SaveEvent, Settings, ShownReminder, SnoozeRequest,
 } from "../ipc/bindings";
 import { addDays, addMinutes, isLastWeekdayOfMonth, parseWall, toDateStr, toWallStr, weekdayCode } from "../lib/dates";
+import { capPerDay, perDayError } from "./per-day";
 import { FAKE_ZONE, seed, ZONES, type StoredEvent } from "./seed";
 
 export interface Call {
@@ -151,7 +152,11 @@ export class FakeBackend {
     return null;
   }
 
-  private occurrences(q: RangeQuery): OccurrenceView[] {
+  private occurrences(q: RangeQuery): Occurrences {
+    // Sent by the generated wrapper as given; an older caller may leave it out.
+    const perDay = q.per_day ?? null;
+    const bad = perDayError(perDay);
+    if (bad) throw bad;
     const from = q.from.slice(0, 10);
     const to = q.to.slice(0, 10);
     const out: OccurrenceView[] = [];
@@ -182,7 +187,7 @@ export class FakeBackend {
         });
       }
     }
-    return out.sort((x, y) => x.start.localeCompare(y.start));
+    return capPerDay(out, perDay, q.from);
   }
 
   private newDraft(calendar_id: number, start: string): EventDraft {

@@ -2,7 +2,8 @@
  * The month / week / day / agenda views: FullCalendar in `timeZone: 'UTC'`
  * fed the backend's wall times as they are, so FullCalendar never converts
  * zones (the backend owns all zone math). Dragging or resizing calls
- * `move_event` with wall-clock minute deltas.
+ * `move_event` with wall-clock minute deltas. The month grid asks for only
+ * a few occurrences a day; its "+N more" adds what the backend left out.
  */
 import { Calendar, type DayHeaderContentArg, type EventDropArg, type EventInput, type EventSourceFuncArg } from "@fullcalendar/core";
 import zhCnLocale from "@fullcalendar/core/locales/zh-cn";
@@ -14,10 +15,12 @@ import { api, type OccurrenceView } from "../ipc";
 import { minutesBetween, nowWall, toDateStr, toMinuteStr, toWallStr } from "../lib/dates";
 import { isNoop, moveDeltas } from "../lib/drag";
 import { explain } from "../lib/errors";
+import { monthPerDay, moreByDate } from "../lib/more";
 import { lang, locale, t } from "../i18n";
 import { eventsChanged, loadStatus, state } from "../state";
 import { toast } from "./dom";
 import { editEvent, newEvent } from "./editor";
+import { moreCount, refreshMoreCounts } from "./more-link";
 import { askScope } from "./scope";
 
 export const VIEWS = ["month", "week", "day", "agenda"] as const;
@@ -64,6 +67,17 @@ export interface ViewChange {
 
 export class CalendarView {
   readonly fc: Calendar;
+  private readonly el: HTMLElement;
+  /**
+   * The FullCalendar view the next fetch is for. Set before each change of
+   * view: FullCalendar fetches while it switches, before `fc.view` changes.
+   */
+  private fcType: string;
+  /** Occurrences the backend left out, by date (the last month fetched). */
+  private serverMore = new Map<string, number>();
+  /** `per_day` of the last request (`null`: not capped). */
+  private asked: number | null = null;
+  private fetches = 0;
 
   constructor(
     el: HTMLElement,
@@ -71,6 +85,8 @@ export class CalendarView {
     onLoaded: () => void,
     initial?: { view: ViewName; date: Date },
   ) {
+    this.el = el;
+    this.fcType = FC_VIEW[initial?.view ?? "month"];
     // English: "9:30 AM"; Chinese: "09:30" (FullCalendar's zh-cn default writes "18时").
     const timeFmt =
       lang() === "en"
@@ -80,7 +96,7 @@ export class CalendarView {
       plugins: [dayGridPlugin, timeGridPlugin, listPlugin, interactionPlugin],
       timeZone: "UTC",
       now: () => nowWall(state.status.time_zone),
-      initialView: FC_VIEW[initial?.view ?? "month"],
+      initialView: this.fcType,
       ...(initial ? { initialDate: initial.date } : {}),
       locales: [zhCnLocale],
       locale: lang() === "zh-CN" ? "zh-cn" : "en",
@@ -100,19 +116,24 @@ export class CalendarView {
         },
       },
       dayMaxEvents: true,
+      // A capped month's events must not be reused by the week or day view
+      // of the same dates: every view asks for its own range.
+      lazyFetching: false,
+      moreLinkContent: (arg) => ({ domNodes: [moreCount(arg.num, () => this.serverMore)] }),
+      // The backend left some of this day out, so a popover could list only
+      // what arrived: open the day view (which asks for all) instead.
+      moreLinkClick: (arg) => {
+        if (!this.serverMore.get(toDateStr(arg.date))) return "popover";
+        this.fcType = FC_VIEW.day;
+        return FC_VIEW.day;
+      },
+      windowResize: () => this.topUp(),
       editable: true,
       selectable: true,
       selectMirror: true,
       eventTimeFormat: timeFmt,
       noEventsText: t("rem.empty"),
-      events: (info: EventSourceFuncArg) =>
-        api
-          .occurrences({ from: toWallStr(info.start), to: toWallStr(info.end) })
-          .then((list) => list.filter((o) => state.calendars.find((c) => c.id === o.event.calendar_id)?.visible !== false).map(toFcEvent))
-          .catch((e: unknown) => {
-            toast(explain(e as never).text, "error");
-            return [];
-          }),
+      events: (info: EventSourceFuncArg) => this.load(info),
       eventDidMount: (arg) => {
         const o = arg.event.extendedProps.occ as OccurrenceView | undefined;
         if (!o) return;
@@ -145,11 +166,43 @@ export class CalendarView {
       eventResize: (arg) => void this.moved(arg),
       loading: (busy) => {
         el.dataset.loading = busy ? "1" : "0";
-        if (!busy) onLoaded();
+        if (busy) return;
+        onLoaded();
+        this.topUp();
       },
-      datesSet: (arg) => onChange({ title: arg.view.title, view: viewNameOf(arg.view.type) }),
+      datesSet: (arg) => {
+        this.fcType = arg.view.type;
+        onChange({ title: arg.view.title, view: viewNameOf(arg.view.type) });
+      },
     });
     this.fc.render();
+  }
+
+  /** The event source: the month grid capped per day, other views whole. */
+  private async load(info: EventSourceFuncArg): Promise<EventInput[]> {
+    const fetch = ++this.fetches;
+    const perDay = this.fcType === FC_VIEW.month ? monthPerDay(this.el.clientHeight) : null;
+    // What was asked, answered or not: `topUp` must not retry a failing call.
+    this.asked = perDay;
+    try {
+      const r = await api.occurrences({ from: toWallStr(info.start), to: toWallStr(info.end), per_day: perDay });
+      // FullCalendar drops the events of a fetch overtaken by a newer one;
+      // its counts go too.
+      if (fetch === this.fetches) {
+        this.serverMore = moreByDate(r.more);
+        refreshMoreCounts(this.el);
+      }
+      return r.items.filter((o) => state.calendars.find((c) => c.id === o.event.calendar_id)?.visible !== false).map(toFcEvent);
+    } catch (e) {
+      toast(explain(e as never).text, "error");
+      return [];
+    }
+  }
+
+  /** Asks again when the month's cells grew taller than the last answer fills (see `monthPerDay`). */
+  private topUp(): void {
+    if (this.fcType !== FC_VIEW.month || this.asked === null) return;
+    if (monthPerDay(this.el.clientHeight) > this.asked) this.fc.refetchEvents();
   }
 
   private async moved(arg: EventDropArg | EventResizeDoneArg): Promise<void> {
@@ -182,6 +235,7 @@ export class CalendarView {
   }
 
   setView(v: ViewName): void {
+    this.fcType = FC_VIEW[v];
     this.fc.changeView(FC_VIEW[v]);
   }
 

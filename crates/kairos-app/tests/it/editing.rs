@@ -9,8 +9,10 @@ fn week(app: &kairos_app::App, from: &str, to: &str) -> Vec<(String, String)> {
     app.occurrences(&RangeQuery {
         from: from.into(),
         to: to.into(),
+        per_day: None,
     })
     .expect("occurrences")
+    .items
     .into_iter()
     .map(|o| (o.start, o.title))
     .collect()
@@ -21,9 +23,10 @@ fn occurrence(app: &kairos_app::App, day: &str) -> EventRef {
         .occurrences(&RangeQuery {
             from: format!("{day}T00:00"),
             to: format!("{day}T23:59"),
+            per_day: None,
         })
         .expect("occurrences");
-    list[0].event.clone()
+    list.items[0].event.clone()
 }
 
 #[test]
@@ -235,8 +238,10 @@ fn drag_moves_and_resizes_in_wall_clock_time_across_dst() {
         .occurrences(&RangeQuery {
             from: "2026-03-29T00:00".into(),
             to: "2026-03-30T00:00".into(),
+            per_day: None,
         })
-        .expect("o")[0];
+        .expect("o")
+        .items[0];
     assert_eq!(o.end, "2026-03-29T10:30:00");
 }
 
@@ -320,8 +325,10 @@ fn all_day_events_use_inclusive_last_day_in_the_form() {
         .occurrences(&RangeQuery {
             from: "2026-03-09T00:00".into(),
             to: "2026-03-16T00:00".into(),
+            per_day: None,
         })
-        .expect("o")[0];
+        .expect("o")
+        .items[0];
     assert_eq!(
         (o.start.as_str(), o.end.as_str(), o.all_day),
         ("2026-03-10", "2026-03-13", true)

@@ -1,6 +1,9 @@
-//! The views' window query.
+//! The views' window query, and the month grid's per-day cap.
 
-use kairos_app::api::{CalendarInput, ExportIcs, ImportIcs, RangeQuery};
+use kairos_app::api::{
+    CalendarInput, DayMore, ErrorKind, ExportIcs, ImportIcs, Occurrences, RangeQuery,
+};
+use kairos_app::{ApiResult, App};
 
 use super::{app, cal, create, draft, t};
 
@@ -23,8 +26,9 @@ fn display_zone_shows_wall_times_and_hidden_calendars_are_left_out() {
     let q = RangeQuery {
         from: "2026-03-09T00:00".into(),
         to: "2026-03-10T00:00".into(),
+        per_day: None,
     };
-    let v = a.occurrences(&q).expect("o");
+    let v = a.occurrences(&q).expect("o").items;
     assert_eq!(
         (v[0].start.as_str(), v[0].end.as_str()),
         ("2026-03-09T22:00:00", "2026-03-09T23:00:00")
@@ -41,7 +45,7 @@ fn display_zone_shows_wall_times_and_hidden_calendars_are_left_out() {
         t("2026-03-01T00:00:00Z"),
     )
     .expect("hide");
-    assert!(a.occurrences(&q).expect("o").is_empty());
+    assert!(a.occurrences(&q).expect("o").items.is_empty());
 }
 
 #[test]
@@ -55,7 +59,8 @@ fn ranges_are_checked() {
         assert!(
             a.occurrences(&RangeQuery {
                 from: from.into(),
-                to: to.into()
+                to: to.into(),
+                per_day: None,
             })
             .is_err(),
             "{from}..{to}"
@@ -87,8 +92,9 @@ fn import_then_export_keeps_events_and_reports_errors_by_line() {
     let q = RangeQuery {
         from: "2026-03-01T00:00".into(),
         to: "2026-03-10T00:00".into(),
+        per_day: None,
     };
-    assert_eq!(a.occurrences(&q).expect("o").len(), 3);
+    assert_eq!(a.occurrences(&q).expect("o").items.len(), 3);
     let out = d.path().join("out.ics");
     let n = a
         .export_ics(
@@ -121,4 +127,156 @@ fn import_then_export_keeps_events_and_reports_errors_by_line() {
         e.message
     );
     let _ = cal(&a);
+}
+
+const NOW: &str = "2026-03-01T00:00:00Z";
+
+/// March 2026 in the display zone, at most `per_day` a day.
+fn march(a: &App, per_day: Option<u32>) -> ApiResult<Occurrences> {
+    a.occurrences(&RangeQuery {
+        from: "2026-03-01T00:00".into(),
+        to: "2026-04-01T00:00".into(),
+        per_day,
+    })
+}
+
+fn titles_on(o: &Occurrences, day: &str) -> Vec<String> {
+    o.items
+        .iter()
+        .filter(|x| x.start.starts_with(day))
+        .map(|x| x.title.clone())
+        .collect()
+}
+
+fn more(date: &str, count: u32) -> DayMore {
+    DayMore {
+        date: date.into(),
+        count,
+    }
+}
+
+#[test]
+fn a_day_over_the_cap_returns_the_cap_and_counts_the_rest() {
+    let (mut a, _d, _) = app("UTC", NOW);
+    let c = cal(&a);
+    // Ten on the 10th (created latest first), two on the 11th.
+    for i in (0..10).rev() {
+        let (s, e) = (
+            format!("2026-03-10T{:02}:00", 8 + i),
+            format!("2026-03-10T{:02}:30", 8 + i),
+        );
+        create(&mut a, draft(c, &format!("E{i}"), &s, &e, "UTC"), NOW);
+    }
+    for (title, s, e) in [
+        ("Lunch", "2026-03-11T12:00", "2026-03-11T13:00"),
+        ("Gym", "2026-03-11T18:00", "2026-03-11T19:00"),
+    ] {
+        create(&mut a, draft(c, title, s, e, "UTC"), NOW);
+    }
+    let all = march(&a, None).expect("all");
+    assert_eq!((all.items.len(), all.more.len()), (12, 0));
+
+    let capped = march(&a, Some(3)).expect("capped");
+    assert_eq!(titles_on(&capped, "2026-03-10"), ["E0", "E1", "E2"]);
+    assert_eq!(capped.more, [more("2026-03-10", 7)]);
+    // The day under the cap is as it was.
+    let day11 = |o: &Occurrences| {
+        o.items
+            .iter()
+            .filter(|x| x.start.starts_with("2026-03-11"))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(day11(&capped), day11(&all));
+    // Still by start overall.
+    assert!(capped.items.windows(2).all(|w| w[0].start <= w[1].start));
+    // The same answer every time.
+    assert_eq!(march(&a, Some(3)).expect("again"), capped);
+}
+
+#[test]
+fn all_day_and_multi_day_occurrences_are_kept_first_and_count_on_their_first_day() {
+    let (mut a, _d, _) = app("UTC", NOW);
+    let c = cal(&a);
+    let mut holiday = draft(c, "Holiday", "2026-03-10", "2026-03-10", "UTC");
+    holiday.all_day = true;
+    holiday.alarms.clear();
+    for d in [
+        holiday,
+        draft(c, "Standup", "2026-03-10T09:00", "2026-03-10T09:15", "UTC"),
+        draft(c, "Early", "2026-03-10T07:00", "2026-03-10T08:00", "UTC"),
+        // Ends at midnight: one day, not multi-day.
+        draft(c, "Late", "2026-03-10T23:00", "2026-03-11T00:00", "UTC"),
+        draft(
+            c,
+            "Conference",
+            "2026-03-10T18:00",
+            "2026-03-12T12:00",
+            "UTC",
+        ),
+        draft(c, "A", "2026-03-11T09:00", "2026-03-11T10:00", "UTC"),
+        draft(c, "B", "2026-03-11T09:00", "2026-03-11T10:00", "UTC"),
+        draft(c, "C", "2026-03-11T10:00", "2026-03-11T11:00", "UTC"),
+        // Began before the range: counts on its first day.
+        draft(c, "Retreat", "2026-02-27T10:00", "2026-03-02T10:00", "UTC"),
+        draft(c, "Brunch", "2026-03-01T11:00", "2026-03-01T12:00", "UTC"),
+    ] {
+        create(&mut a, d, NOW);
+    }
+    let o = march(&a, Some(3)).expect("capped");
+    // Kept: the all-day and the multi-day one, then the earliest timed one;
+    // listed by start.
+    assert_eq!(
+        titles_on(&o, "2026-03-10"),
+        ["Holiday", "Early", "Conference"]
+    );
+    // The conference also covers the 11th but counts on the 10th only.
+    assert_eq!(titles_on(&o, "2026-03-11"), ["A", "B", "C"]);
+    assert_eq!(o.more, [more("2026-03-10", 2)]);
+
+    let o = march(&a, Some(1)).expect("one a day");
+    assert_eq!(titles_on(&o, "2026-02-27"), ["Retreat"]);
+    assert_eq!(titles_on(&o, "2026-03-11"), ["A"], "same start: by title");
+    assert_eq!(
+        o.more,
+        [
+            more("2026-03-01", 1),
+            more("2026-03-10", 4),
+            more("2026-03-11", 2)
+        ]
+    );
+}
+
+#[test]
+fn per_day_out_of_bounds_is_refused_naming_the_field() {
+    let (a, _d, _) = app("UTC", NOW);
+    for n in [0, 101, u32::MAX] {
+        let e = march(&a, Some(n)).expect_err("bad per_day");
+        assert_eq!(e.kind, ErrorKind::Invalid);
+        assert!(e.message.contains("per_day"), "{}", e.message);
+    }
+    for n in [1, 100] {
+        assert!(march(&a, Some(n)).is_ok(), "{n}");
+    }
+}
+
+#[test]
+fn the_day_is_the_display_zone_day() {
+    let (mut a, _d, _) = app("Europe/Berlin", NOW);
+    let c = cal(&a);
+    // 23:30 UTC on the 10th is 00:30 on the 11th in Berlin (CET).
+    create(
+        &mut a,
+        draft(c, "Night", "2026-03-10T23:30", "2026-03-10T23:45", "UTC"),
+        NOW,
+    );
+    create(
+        &mut a,
+        draft(c, "Day", "2026-03-11T10:00", "2026-03-11T11:00", "UTC"),
+        NOW,
+    );
+    let o = march(&a, Some(1)).expect("capped");
+    assert_eq!(titles_on(&o, "2026-03-11"), ["Night"]);
+    assert_eq!(o.items[0].start, "2026-03-11T00:30:00");
+    assert_eq!(o.more, [more("2026-03-11", 1)]);
 }
