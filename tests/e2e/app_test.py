@@ -216,6 +216,32 @@ def close_window():
     until(lambda: not x11.visible_windows(display), 15, "window closed")
 
 
+def autostart_entries():
+    d = os.path.join(WORK, ".config", "autostart")
+    return sorted(f for f in os.listdir(d) if f.endswith(".desktop")) if os.path.isdir(d) else []
+
+
+def start_at_login(s):
+    """Settings > Start at login writes an XDG autostart entry and removes it."""
+    assert autostart_entries() == [], autostart_entries()
+    for on in (True, False):
+        s.wait_for("#settings-btn").click()
+        s.wait_for("#set-login")
+        if s.execute("return document.querySelector('#set-login').checked") != on:
+            s.find("#set-login").click()
+        s.find("#set-save").click()
+        until(lambda: bool(autostart_entries()) == on, 10,
+              "autostart entry %s (%s)" % ("written" if on else "removed", autostart_entries()))
+        if on:
+            with open(os.path.join(WORK, ".config", "autostart", autostart_entries()[0])) as f:
+                entry = f.read()
+            assert "Exec=" in entry and "kairos-desktop" in entry, entry
+        s.wait_until(lambda: not s.execute("const d = document.querySelector('#settings');"
+                                           "return !!d && d.open"), timeout=10,
+                     message="settings dialog closed after save")
+    step("settings: start at login writes and removes the autostart entry")
+
+
 def tray_menu():
     """The tray, through a fake StatusNotifierWatcher (a panel): its menu,
     pause and resume, Open after the window was closed, and Quit."""
@@ -297,6 +323,8 @@ def run(srv):
         s.find(".reminder-row .dismiss-btn").click()
         nc.wait_for_call(LOG, "CloseNotification", timeout=10, id=note["id"])
         step("notification %d closed by the app" % note["id"])
+
+        start_at_login(s)
 
         step("SIGKILL while a reminder is about to fall due")
         create_event(s, "E2E while down", minute2 + 60 + 5 * 60, 5)
