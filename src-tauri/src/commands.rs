@@ -31,7 +31,7 @@ pub async fn get_settings(s: S<'_>) -> R<Settings> {
 #[tauri::command(rename_all = "snake_case")]
 pub async fn save_settings(s: S<'_>, settings: Settings) -> R<Settings> {
     let login = settings.start_at_login;
-    let saved = s.call(move |a, _| a.save_settings(settings)).await?;
+    let saved = s.call(move |a, now| a.save_settings(settings, now)).await?;
     let auto = s.handle.autolaunch();
     let res = if login { auto.enable() } else { auto.disable() };
     if let Err(e) = res.or_else(|e| if login { Err(e) } else { Ok(()) }) {

@@ -57,6 +57,7 @@ impl App {
         if app.store.calendars()?.is_empty() {
             app.store.ensure_calendar("Personal", now)?;
         }
+        app.follow_zone(now)?;
         Ok(app)
     }
 

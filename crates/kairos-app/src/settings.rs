@@ -2,7 +2,14 @@
 //! save, and read back leniently (a value from an older or newer Kairos
 //! falls back to the defaults field by field, never to an error).
 
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
+use kairos_core::Limits;
+use kairos_core::model::{Event, Zone};
+use kairos_engine::engine::FLOATING_ZONE;
+use kairos_engine::import::replace_series;
 
 use crate::App;
 use crate::api::{ApiError, QuietHours, Settings};
@@ -118,7 +125,7 @@ impl App {
     ///
     /// # Errors
     /// A field out of range (named), store failures.
-    pub fn save_settings(&mut self, s: Settings) -> ApiResult<Settings> {
+    pub fn save_settings(&mut self, s: Settings, now: DateTime<Utc>) -> ApiResult<Settings> {
         validate(&s)?;
         if let Some(id) = s.default_calendar {
             self.calendar(id)?;
@@ -126,7 +133,54 @@ impl App {
         let text = serde_json::to_string(&s).map_err(|e| ApiError::internal(e.to_string()))?;
         self.store.meta_set(KEY, &text)?;
         self.settings = s.clone();
+        self.follow_zone(now)?;
         Ok(s)
+    }
+
+    /// Floating times ("09:00", no zone) mean the display zone's wall clock:
+    /// when that zone is not the one the pending reminders were planned in
+    /// (changed in the settings, or the system's since the last run), every
+    /// series with a floating start is planned again, and the engine is told
+    /// the zone ([`FLOATING_ZONE`]). Returns how many series were replanned.
+    ///
+    /// # Errors
+    /// Store failures; a stored calendar that no longer reads.
+    pub fn follow_zone(&mut self, now: DateTime<Utc>) -> ApiResult<usize> {
+        let tz = self.display_tz();
+        if self.store.meta_get(FLOATING_ZONE)?.as_deref() == Some(tz.name()) {
+            return Ok(0);
+        }
+        let mut n = 0;
+        for cal in self.store.calendars()? {
+            let mut text = String::from("BEGIN:VCALENDAR\r\nVERSION:2.0\r\n");
+            for e in self.store.events_of(cal.id)? {
+                text.push_str(e.ics.trim_end());
+                text.push_str("\r\n");
+            }
+            text.push_str("END:VCALENDAR\r\n");
+            let parsed = kairos_core::ics::parse_calendar(text.as_bytes(), &Limits::default())
+                .map_err(|e| ApiError::internal(format!("calendar {:?}: {e}", cal.name)))?;
+            let mut series: BTreeMap<String, Vec<Event>> = BTreeMap::new();
+            for ev in parsed.events {
+                series.entry(ev.uid.clone()).or_default().push(ev);
+            }
+            for (uid, comps) in series {
+                if comps.iter().any(|e| e.start.zone() == Zone::Floating) {
+                    replace_series(
+                        &mut self.store,
+                        &cal.name,
+                        &uid,
+                        &comps,
+                        now,
+                        self.horizon,
+                        tz,
+                    )?;
+                    n += 1;
+                }
+            }
+        }
+        self.store.meta_set(FLOATING_ZONE, tz.name())?;
+        Ok(n)
     }
 
     /// The zone the views show, and floating times follow.

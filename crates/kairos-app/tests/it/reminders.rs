@@ -178,7 +178,7 @@ fn pause_and_quiet_hours_make_pop_ups_quiet() {
         start: "22:00".into(),
         end: "07:00".into(),
     });
-    a.save_settings(s).expect("save");
+    a.save_settings(s, t("2026-03-01T00:00:00Z")).expect("save");
     assert!(a.is_quiet(t("2026-03-10T22:30:00Z")).expect("q")); // 23:30 Berlin
     assert!(!a.is_quiet(t("2026-03-10T06:30:00Z")).expect("q")); // 07:30 Berlin
 }

@@ -108,6 +108,11 @@ pub struct Engine {
 
 use crate::import::{MATERIALISED_UNTIL, materialised_until};
 
+/// `meta` key: the zone floating times of this database are read in, when
+/// something (the desktop app: its display zone) set one. It overrides
+/// [`Config::floating`], so the app and `kairos daemon` agree on it.
+pub const FLOATING_ZONE: &str = "engine.floating_zone";
+
 impl Engine {
     /// An engine over `store`, delivering to `channels`. The flusher thread
     /// (see `durable`) starts with the first delivery and stops when the
@@ -140,6 +145,10 @@ impl Engine {
     /// # Errors
     /// Store failures; an event that no longer parses.
     pub fn materialise(&mut self) -> Result<usize, EngineError> {
+        let zone = self.store.meta_get(FLOATING_ZONE)?;
+        if let Some(tz) = zone.as_deref().and_then(|z| z.parse::<Tz>().ok()) {
+            self.config.floating = tz;
+        }
         let now = self.clock.now();
         let from = materialised_until(&self.store)?.unwrap_or(now);
         let to = now + self.config.horizon;
@@ -193,7 +202,21 @@ impl Engine {
                     payload: serde_json::to_string(&p.payload).unwrap_or_default(),
                 })
                 .collect();
-            added += self.store.insert_instances(&new, now)?;
+            // Planned in `zone`: if the app moved floating times to another
+            // zone meanwhile (and replanned them), these are stale; the next
+            // round plans again in the new one.
+            let inserted = self
+                .store
+                .write(|tx| -> Result<Option<usize>, StoreError> {
+                    if tx.meta_get(FLOATING_ZONE)? != zone {
+                        return Ok(None);
+                    }
+                    tx.insert_instances(&new, now).map(Some)
+                })?;
+            match inserted {
+                Some(k) => added += k,
+                None => return Ok(added),
+            }
         }
         self.store.meta_set(MATERIALISED_UNTIL, &to.to_rfc3339())?;
         Ok(added)

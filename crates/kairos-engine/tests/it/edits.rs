@@ -117,3 +117,45 @@ fn removing_the_alarm_removes_its_pending_instances() {
     assert_eq!((r.dropped, r.scheduled), (3, 0));
     assert!(pending(&store).is_empty());
 }
+
+/// Floating times are planned in the zone the database names
+/// (`FLOATING_ZONE`, set by the desktop app), not the engine's default.
+#[test]
+fn floating_times_follow_the_zone_the_database_names() {
+    use std::sync::Arc;
+
+    use kairos_engine::clock::ManualClock;
+    use kairos_engine::engine::{Config, Engine, FLOATING_ZONE};
+
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut store = Store::open(dir.path().join("k.db")).expect("open");
+    let floating = "BEGIN:VEVENT\nUID:pill\nSUMMARY:Pill\nDTSTART:20260603T090000\n\
+                    BEGIN:VALARM\nACTION:DISPLAY\nTRIGGER:PT0S\nEND:VALARM\nEND:VEVENT";
+    // Stored, but beyond the import's one-hour horizon: the engine plans it.
+    import(
+        &mut store,
+        "home",
+        &cal(floating),
+        now(),
+        Duration::hours(1),
+        chrono_tz::UTC,
+    )
+    .expect("import");
+    assert!(pending(&store).is_empty());
+    store
+        .meta_set(FLOATING_ZONE, "Europe/Berlin")
+        .expect("meta");
+    let config = Config {
+        floating: chrono_tz::UTC,
+        horizon: Duration::hours(72),
+        ..Config::default()
+    };
+    let mut engine = Engine::new(store, Arc::new(ManualClock::new(now())), Vec::new(), config);
+    assert_eq!(engine.materialise().expect("materialise"), 1);
+    let at = pending(engine.store());
+    assert_eq!(
+        at[0].1,
+        DateTime::parse_from_rfc3339("2026-06-03T07:00:00Z").expect("t"),
+        "09:00 in Berlin (summer time), not 09:00 UTC"
+    );
+}
