@@ -78,20 +78,26 @@ impl App {
             .ok_or_else(|| ApiError::not_found(format!("calendar {id} does not exist (any more)")))
     }
 
-    /// Every component (master and overrides) of series `uid`.
-    pub(crate) fn series(&self, cal: i64, uid: &str) -> ApiResult<Vec<Event>> {
+    /// The stored events of calendar `cal` (only series `uid`, if given),
+    /// read back by the core's parser.
+    pub(crate) fn read_calendar(&self, cal: i64, uid: Option<&str>) -> ApiResult<Calendar> {
         let mut text = String::from("BEGIN:VCALENDAR\r\nVERSION:2.0\r\n");
         for e in self.store.events_of(CalendarId(cal))? {
-            if e.uid == uid {
+            if uid.is_none_or(|u| e.uid == u) {
                 text.push_str(e.ics.trim_end());
                 text.push_str("\r\n");
             }
         }
         text.push_str("END:VCALENDAR\r\n");
-        let parsed = kairos_core::ics::parse_calendar(text.as_bytes(), &Limits::default())
-            .map_err(|e| {
-                ApiError::internal(format!("stored event {uid:?} no longer reads: {e}"))
-            })?;
+        kairos_core::ics::parse_calendar(text.as_bytes(), &Limits::default()).map_err(|e| {
+            let what = uid.map_or_else(|| format!("calendar {cal}"), |u| format!("event {u:?}"));
+            ApiError::internal(format!("stored {what} no longer reads: {e}"))
+        })
+    }
+
+    /// Every component (master and overrides) of series `uid`.
+    pub(crate) fn series(&self, cal: i64, uid: &str) -> ApiResult<Vec<Event>> {
+        let parsed = self.read_calendar(cal, Some(uid))?;
         if parsed.events.is_empty() {
             return Err(ApiError::not_found(format!(
                 "event {uid:?} does not exist (any more)"
@@ -405,16 +411,14 @@ impl App {
             Some(id) => vec![self.calendar(id)?],
             None => self.store.read(|r| r.calendar_settings())?,
         };
-        let mut text = String::from("BEGIN:VCALENDAR\r\nVERSION:2.0\r\n");
+        let mut cal = Calendar {
+            name: None,
+            events: Vec::new(),
+            extra: Vec::new(),
+        };
         for c in &cals {
-            for e in self.store.events_of(c.id)? {
-                text.push_str(e.ics.trim_end());
-                text.push_str("\r\n");
-            }
+            cal.events.extend(self.read_calendar(c.id.0, None)?.events);
         }
-        text.push_str("END:VCALENDAR\r\n");
-        let mut cal = kairos_core::ics::parse_calendar(text.as_bytes(), &Limits::default())
-            .map_err(|e| ApiError::internal(format!("stored events no longer read: {e}")))?;
         if let [one] = cals.as_slice() {
             cal.name = Some(one.name.clone());
         }

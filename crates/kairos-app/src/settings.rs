@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
-use kairos_core::Limits;
 use kairos_core::model::{Event, Zone};
 use kairos_engine::engine::FLOATING_ZONE;
 use kairos_engine::import::replace_series;
@@ -152,14 +151,7 @@ impl App {
         }
         let mut n = 0;
         for cal in self.store.calendars()? {
-            let mut text = String::from("BEGIN:VCALENDAR\r\nVERSION:2.0\r\n");
-            for e in self.store.events_of(cal.id)? {
-                text.push_str(e.ics.trim_end());
-                text.push_str("\r\n");
-            }
-            text.push_str("END:VCALENDAR\r\n");
-            let parsed = kairos_core::ics::parse_calendar(text.as_bytes(), &Limits::default())
-                .map_err(|e| ApiError::internal(format!("calendar {:?}: {e}", cal.name)))?;
+            let parsed = self.read_calendar(cal.id.0, None)?;
             let mut series: BTreeMap<String, Vec<Event>> = BTreeMap::new();
             for ev in parsed.events {
                 series.entry(ev.uid.clone()).or_default().push(ev);

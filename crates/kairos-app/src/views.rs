@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 
 use chrono::{Duration, NaiveDate, NaiveTime};
 use kairos_core::Limits;
-use kairos_store::CalendarId;
 
 use crate::App;
 use crate::api::{ApiError, DayMore, EventRef, OccurrenceView, Occurrences, RangeQuery};
@@ -61,14 +60,7 @@ impl App {
         let limits = Limits::default();
         let mut out = Vec::new();
         for cal in self.list_calendars()?.into_iter().filter(|c| c.visible) {
-            let mut text = String::from("BEGIN:VCALENDAR\r\nVERSION:2.0\r\n");
-            for e in self.store.events_of(CalendarId(cal.id))? {
-                text.push_str(e.ics.trim_end());
-                text.push_str("\r\n");
-            }
-            text.push_str("END:VCALENDAR\r\n");
-            let parsed = kairos_core::ics::parse_calendar(text.as_bytes(), &limits)
-                .map_err(|e| ApiError::internal(format!("calendar {:?}: {e}", cal.name)))?;
+            let parsed = self.read_calendar(cal.id, None)?;
             let occ = kairos_core::query::occurrences(&parsed, f, t, tz, &limits)
                 .map_err(|e| ApiError::invalid(format!("calendar {:?}: {e}", cal.name)))?;
             for o in occ {
