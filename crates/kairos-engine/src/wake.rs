@@ -32,6 +32,10 @@ pub enum Wake {
 pub struct WallTimer {
     #[cfg(target_os = "linux")]
     fd: tokio::io::unix::AsyncFd<linux::Fd>,
+    /// The clock was set while the previous deadline was armed, and the
+    /// re-arm reported it (see [`Self::arm`]): the next wait says so.
+    #[cfg(target_os = "linux")]
+    changed: bool,
     #[cfg(not(target_os = "linux"))]
     deadline: DateTime<Utc>,
 }
@@ -50,7 +54,7 @@ impl WallTimer {
             // closes it while registered, which is the invariant at stake.
             #[allow(deprecated)]
             let fd = tokio::io::unix::AsyncFd::new(linux::Fd::new()?)?;
-            Ok(Self { fd })
+            Ok(Self { fd, changed: false })
         }
         #[cfg(not(target_os = "linux"))]
         {
@@ -68,7 +72,13 @@ impl WallTimer {
     pub fn arm(&mut self, deadline: DateTime<Utc>) -> io::Result<()> {
         #[cfg(target_os = "linux")]
         {
-            self.fd.get_ref().arm(deadline)
+            // Re-arming a timer that a clock change cancelled, before any
+            // read, fails with ECANCELED *and arms it* (timerfd_create(2),
+            // NOTES). That is news, not an error: the next wait reports it.
+            if self.fd.get_ref().arm(deadline)? {
+                self.changed = true;
+            }
+            Ok(())
         }
         #[cfg(not(target_os = "linux"))]
         {
@@ -84,6 +94,9 @@ impl WallTimer {
     pub async fn wait(&mut self) -> io::Result<Wake> {
         #[cfg(target_os = "linux")]
         {
+            if std::mem::take(&mut self.changed) {
+                return Ok(Wake::ClockChanged);
+            }
             loop {
                 let mut guard = self.fd.readable().await?;
                 match guard.get_inner().read() {
@@ -147,7 +160,9 @@ mod linux {
             Ok(Self(fd))
         }
 
-        pub fn arm(&self, deadline: DateTime<Utc>) -> io::Result<()> {
+        /// Arms the timer; `true` when the clock had been set while the
+        /// previous deadline was armed (the timer is armed all the same).
+        pub fn arm(&self, deadline: DateTime<Utc>) -> io::Result<bool> {
             // A zero expiry disarms a timerfd; anything at or before the epoch
             // is "now" for us, so arm it 1 ns after.
             let secs = deadline.timestamp().max(0);
@@ -160,8 +175,11 @@ mod linux {
             let spec = TimeSpec::new(secs, nanos);
             let flags =
                 TimerSetTimeFlags::TFD_TIMER_ABSTIME | TimerSetTimeFlags::TFD_TIMER_CANCEL_ON_SET;
-            self.0.set(Expiration::OneShot(spec), flags)?;
-            Ok(())
+            match self.0.set(Expiration::OneShot(spec), flags) {
+                Ok(()) => Ok(false),
+                Err(Errno::ECANCELED) => Ok(true),
+                Err(e) => Err(e.into()),
+            }
         }
 
         /// One non-blocking read: expired, cancelled by a clock change, or

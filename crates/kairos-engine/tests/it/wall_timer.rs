@@ -1,14 +1,20 @@
 //! The wall timer fires at the real-time deadline, not before, and at once
-//! for a deadline in the past. (A clock *change* cannot be provoked here
-//! without changing the machine's clock; that is tested under the daemon.)
+//! for a deadline in the past; a clock change wakes it. A change is provoked
+//! by setting the real-time clock to the value it already has (needs
+//! CAP_SYS_TIME), which cancels every such timer on the machine: the tests
+//! that do it take [`CLOCK`] for writing, the ones that expect a deadline
+//! for reading, so they never run at the same time.
 
 use std::time::Duration as StdDuration;
 
 use chrono::{Duration, Utc};
 use kairos_engine::wake::{Wake, WallTimer};
 
+static CLOCK: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
 #[tokio::test]
 async fn fires_at_the_deadline_and_not_before() {
+    let _clock = CLOCK.read().await;
     let mut timer = WallTimer::new().expect("timer");
     for _ in 0..5 {
         #[allow(clippy::disallowed_methods)]
@@ -31,6 +37,7 @@ async fn fires_at_the_deadline_and_not_before() {
 
 #[tokio::test]
 async fn a_deadline_in_the_past_fires_at_once() {
+    let _clock = CLOCK.read().await;
     let mut timer = WallTimer::new().expect("timer");
     #[allow(clippy::disallowed_methods)]
     let past = Utc::now() - Duration::hours(1);
@@ -51,6 +58,7 @@ async fn a_deadline_in_the_past_fires_at_once() {
 
 #[tokio::test]
 async fn rearming_replaces_the_previous_deadline() {
+    let _clock = CLOCK.read().await;
     let mut timer = WallTimer::new().expect("timer");
     #[allow(clippy::disallowed_methods)]
     let far = Utc::now() + Duration::hours(1);
@@ -70,6 +78,7 @@ async fn rearming_replaces_the_previous_deadline() {
 /// CAP_SYS_TIME: tests and CI run as root here.
 #[tokio::test]
 async fn a_clock_change_wakes_the_timer_at_once() {
+    let _clock = CLOCK.write().await;
     use nix::time::{ClockId, clock_gettime, clock_settime};
     let mut timer = WallTimer::new().expect("timer");
     #[allow(clippy::disallowed_methods)]
@@ -82,4 +91,36 @@ async fn a_clock_change_wakes_the_timer_at_once() {
         .await
         .expect("woken within 5 s");
     assert_eq!(woke.expect("timer works"), Wake::ClockChanged);
+}
+
+/// A clock change while the engine is busy (armed, but not waiting), then a
+/// re-arm: the kernel reports ECANCELED from the re-arm, and arms the timer
+/// anyway. That must not be an error (it stopped the daemon), and the next
+/// wait must say the clock changed.
+#[tokio::test]
+async fn a_clock_change_before_a_re_arm_is_reported_by_the_next_wait() {
+    let _clock = CLOCK.write().await;
+    use nix::time::{ClockId, clock_gettime, clock_settime};
+    let mut timer = WallTimer::new().expect("timer");
+    #[allow(clippy::disallowed_methods)]
+    let far = Utc::now() + Duration::hours(1);
+    timer.arm(far).expect("armed");
+    let now = clock_gettime(ClockId::CLOCK_REALTIME).expect("clock");
+    clock_settime(ClockId::CLOCK_REALTIME, now)
+        .expect("setting the clock needs root (CAP_SYS_TIME)");
+    timer
+        .arm(far + Duration::minutes(1))
+        .expect("re-arming after a clock change is not an error");
+    let woke = tokio::time::timeout(StdDuration::from_secs(5), timer.wait())
+        .await
+        .expect("at once");
+    assert_eq!(woke.expect("timer works"), Wake::ClockChanged);
+    // And the re-arm took: a near deadline fires.
+    #[allow(clippy::disallowed_methods)]
+    let near = Utc::now() + Duration::milliseconds(30);
+    timer.arm(near).expect("armed");
+    let woke = tokio::time::timeout(StdDuration::from_secs(5), timer.wait())
+        .await
+        .expect("fires");
+    assert_eq!(woke.expect("timer works"), Wake::Deadline);
 }
