@@ -4,7 +4,8 @@
 //! nothing itself: behaviour lives in `crates/`.
 //!
 //! Closing the window destroys it (and WebKit's web process); reminders keep
-//! firing from the tray until "Quit". One instance per user: a second launch brings the first forward.
+//! firing from the tray until "Quit". One instance per user: a second launch
+//! brings the first forward.
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 

@@ -1,5 +1,6 @@
 //! The main window's life. Closing it **destroys** it, and WebKit's web
-//! process with it (≈ 200 MB of the app's memory, see docs/benchmarks.md);
+//! process with it (half the app's memory: 180 → 92 MB PSS, see
+//! docs/benchmarks.md);
 //! the engine, the tray and notifications live on in this process, and the
 //! window is made again when it is wanted (tray "Open", a notification's
 //! "Open", a second launch, a reminder with no notification service).
