@@ -16,6 +16,8 @@ use crate::convert::zone;
 use crate::error::ApiResult;
 
 const KEY: &str = "app.settings";
+/// `meta` key: the zone every floating series' reminders are planned in.
+const ZONE_PLANNED: &str = "app.floating_zone_planned";
 
 /// Most snooze choices offered.
 pub const MAX_SNOOZE_CHOICES: usize = 12;
@@ -146,9 +148,14 @@ impl App {
     /// Store failures; a stored calendar that no longer reads.
     pub fn follow_zone(&mut self, now: DateTime<Utc>) -> ApiResult<usize> {
         let tz = self.display_tz();
-        if self.store.meta_get(FLOATING_ZONE)?.as_deref() == Some(tz.name()) {
+        if self.store.meta_get(ZONE_PLANNED)?.as_deref() == Some(tz.name()) {
             return Ok(0);
         }
+        // The engine first: from now on it plans (and inserts) in the new
+        // zone only, so nothing it adds meanwhile is stale. The series are
+        // then replanned one transaction each; `ZONE_PLANNED` is written
+        // last, so a failure half-way is finished on the next call.
+        self.store.meta_set(FLOATING_ZONE, tz.name())?;
         let mut n = 0;
         for cal in self.store.calendars()? {
             let parsed = self.read_calendar(cal.id.0, None)?;
@@ -171,7 +178,7 @@ impl App {
                 }
             }
         }
-        self.store.meta_set(FLOATING_ZONE, tz.name())?;
+        self.store.meta_set(ZONE_PLANNED, tz.name())?;
         Ok(n)
     }
 

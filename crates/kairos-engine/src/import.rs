@@ -74,6 +74,20 @@ pub fn materialised_until(store: &Store) -> Result<Option<DateTime<Utc>>, StoreE
         .map(|t| t.with_timezone(&Utc)))
 }
 
+/// The zone floating times are planned in: the database's
+/// ([`crate::engine::FLOATING_ZONE`], set by the desktop app) when it has one,
+/// else `fallback` (`--tz`, the system's). Every planner of this database
+/// then agrees, so one alarm never gets two keys from two zones.
+///
+/// # Errors
+/// Store failures.
+pub fn database_zone(store: &Store, fallback: Tz) -> Result<Tz, EngineError> {
+    Ok(store
+        .meta_get(crate::engine::FLOATING_ZONE)?
+        .and_then(|z| z.parse().ok())
+        .unwrap_or(fallback))
+}
+
 /// Stores `cal`'s events under calendar `name` and schedules their
 /// reminders from `now` up to the materialisation horizon.
 ///
@@ -88,6 +102,7 @@ pub fn import(
     floating: Tz,
 ) -> Result<ImportReport, EngineError> {
     let limits = Limits::default();
+    let floating = database_zone(store, floating)?;
     let until = materialised_until(store)?.unwrap_or(now + horizon).max(now);
     let planned = if until > now {
         plan(name, cal, now, until, floating, &limits)
@@ -180,6 +195,7 @@ pub fn replace_series(
     floating: Tz,
 ) -> Result<ImportReport, EngineError> {
     let limits = Limits::default();
+    let floating = database_zone(store, floating)?;
     let cal = Calendar {
         name: None,
         events: comps.to_vec(),

@@ -159,3 +159,32 @@ fn floating_times_follow_the_zone_the_database_names() {
         "09:00 in Berlin (summer time), not 09:00 UTC"
     );
 }
+
+/// An import (e.g. `kairos import --tz UTC`) into a database whose zone is
+/// set plans floating times in that zone, like the engine: one alarm never
+/// gets two keys from two zones.
+#[test]
+fn an_import_plans_floating_times_in_the_databases_zone() {
+    use kairos_engine::engine::FLOATING_ZONE;
+
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut store = Store::open(dir.path().join("k.db")).expect("open");
+    store.meta_set(FLOATING_ZONE, "Asia/Tokyo").expect("meta");
+    let floating = "BEGIN:VEVENT\nUID:pill\nSUMMARY:Pill\nDTSTART:20260601T200000\n\
+                    BEGIN:VALARM\nACTION:DISPLAY\nTRIGGER:PT0S\nEND:VALARM\nEND:VEVENT";
+    import(
+        &mut store,
+        "home",
+        &cal(floating),
+        now(),
+        Duration::hours(72),
+        chrono_tz::UTC,
+    )
+    .expect("import");
+    let at = pending(&store);
+    assert_eq!(
+        at[0].1,
+        DateTime::parse_from_rfc3339("2026-06-01T11:00:00Z").expect("t"),
+        "20:00 in Tokyo, not 20:00 UTC"
+    );
+}
