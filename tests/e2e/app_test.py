@@ -122,9 +122,15 @@ def states(title):
 
 
 def shot(s, name):
+    """Best effort: WebKit's automation snapshot does not answer while the
+    webview renders without hardware acceleration (the app's default), so a
+    failing test must not fail again here."""
     if SHOTS:
         os.makedirs(SHOTS, exist_ok=True)
-        s.screenshot(os.path.join(SHOTS, name))
+        try:
+            s.screenshot(os.path.join(SHOTS, name))
+        except Exception as e:  # noqa: BLE001
+            step("screenshot %s not taken: %s" % (name, e))
 
 
 def app_pids():
