@@ -82,10 +82,15 @@ pub fn materialised_until(store: &Store) -> Result<Option<DateTime<Utc>>, StoreE
 /// # Errors
 /// Store failures.
 pub fn database_zone(store: &Store, fallback: Tz) -> Result<Tz, EngineError> {
-    Ok(store
-        .meta_get(crate::engine::FLOATING_ZONE)?
-        .and_then(|z| z.parse().ok())
-        .unwrap_or(fallback))
+    Ok(zone_named(
+        store.meta_get(crate::engine::FLOATING_ZONE)?,
+        fallback,
+    ))
+}
+
+/// The zone a `FLOATING_ZONE` value names, else `fallback`.
+pub(crate) fn zone_named(value: Option<String>, fallback: Tz) -> Tz {
+    value.and_then(|z| z.parse().ok()).unwrap_or(fallback)
 }
 
 /// Stores `cal`'s events under calendar `name` and schedules their

@@ -33,7 +33,8 @@ pub struct Config {
     pub horizon: Duration,
     /// Most instances handled per round.
     pub batch: usize,
-    /// Zone for floating times.
+    /// Zone for floating times when the database names none
+    /// ([`FLOATING_ZONE`]).
     pub floating: Tz,
     /// Lateness policy.
     pub catch_up: CatchUp,
@@ -106,7 +107,7 @@ pub struct Engine {
     pub stats: Stats,
 }
 
-use crate::import::{MATERIALISED_UNTIL, materialised_until};
+use crate::import::{MATERIALISED_UNTIL, database_zone, materialised_until, zone_named};
 
 /// `meta` key: the zone floating times of this database are read in, when
 /// something (the desktop app: its display zone) set one. It overrides
@@ -145,10 +146,8 @@ impl Engine {
     /// # Errors
     /// Store failures; an event that no longer parses.
     pub fn materialise(&mut self) -> Result<usize, EngineError> {
-        let zone = self.store.meta_get(FLOATING_ZONE)?;
-        if let Some(tz) = zone.as_deref().and_then(|z| z.parse::<Tz>().ok()) {
-            self.config.floating = tz;
-        }
+        let fallback = self.config.floating;
+        let floating = database_zone(&self.store, fallback)?;
         let now = self.clock.now();
         let from = materialised_until(&self.store)?.unwrap_or(now);
         let to = now + self.config.horizon;
@@ -174,19 +173,14 @@ impl Engine {
                     source,
                 },
             )?;
-            let planned = plan(
-                &cal.name,
-                &parsed,
-                from,
-                to,
-                self.config.floating,
-                &self.limits,
-            )
-            .map_err(|source| EngineError::Calendar {
-                calendar: cal.name.clone(),
-                uid: "(calendar)".into(),
-                source,
-            })?;
+            let planned =
+                plan(&cal.name, &parsed, from, to, floating, &self.limits).map_err(|source| {
+                    EngineError::Calendar {
+                        calendar: cal.name.clone(),
+                        uid: "(calendar)".into(),
+                        source,
+                    }
+                })?;
             let new: Vec<NewInstance> = planned
                 .into_iter()
                 .map(|p| NewInstance {
@@ -202,13 +196,13 @@ impl Engine {
                     payload: serde_json::to_string(&p.payload).unwrap_or_default(),
                 })
                 .collect();
-            // Planned in `zone`: if the app moved floating times to another
-            // zone meanwhile (and replanned them), these are stale; the next
-            // round plans again in the new one.
+            // Planned in `floating`: if the app moved floating times to
+            // another zone meanwhile (and replanned them), these are stale;
+            // the next round plans again in the new one.
             let inserted = self
                 .store
                 .write(|tx| -> Result<Option<usize>, StoreError> {
-                    if tx.meta_get(FLOATING_ZONE)? != zone {
+                    if zone_named(tx.meta_get(FLOATING_ZONE)?, fallback) != floating {
                         return Ok(None);
                     }
                     tx.insert_instances(&new, now).map(Some)
