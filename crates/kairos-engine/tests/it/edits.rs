@@ -118,6 +118,30 @@ fn removing_the_alarm_removes_its_pending_instances() {
     assert!(pending(&store).is_empty());
 }
 
+/// A database in `dir` whose zone is `zone` (`FLOATING_ZONE`), holding a
+/// floating event at `start` with a reminder at its start, imported with
+/// `horizon` and `--tz UTC`.
+fn floating_pill(dir: &tempfile::TempDir, start: &str, zone: &str, horizon: Duration) -> Store {
+    let mut store = Store::open(dir.path().join("k.db")).expect("open");
+    store
+        .meta_set(kairos_engine::engine::FLOATING_ZONE, zone)
+        .expect("meta");
+    let ev = format!(
+        "BEGIN:VEVENT\nUID:pill\nSUMMARY:Pill\nDTSTART:{start}\n\
+         BEGIN:VALARM\nACTION:DISPLAY\nTRIGGER:PT0S\nEND:VALARM\nEND:VEVENT"
+    );
+    import(
+        &mut store,
+        "home",
+        &cal(&ev),
+        now(),
+        horizon,
+        chrono_tz::UTC,
+    )
+    .expect("import");
+    store
+}
+
 /// Floating times are planned in the zone the database names
 /// (`FLOATING_ZONE`, set by the desktop app), not the engine's default.
 #[test]
@@ -125,26 +149,12 @@ fn floating_times_follow_the_zone_the_database_names() {
     use std::sync::Arc;
 
     use kairos_engine::clock::ManualClock;
-    use kairos_engine::engine::{Config, Engine, FLOATING_ZONE};
+    use kairos_engine::engine::{Config, Engine};
 
     let dir = tempfile::tempdir().expect("tmp");
-    let mut store = Store::open(dir.path().join("k.db")).expect("open");
-    let floating = "BEGIN:VEVENT\nUID:pill\nSUMMARY:Pill\nDTSTART:20260603T090000\n\
-                    BEGIN:VALARM\nACTION:DISPLAY\nTRIGGER:PT0S\nEND:VALARM\nEND:VEVENT";
     // Stored, but beyond the import's one-hour horizon: the engine plans it.
-    import(
-        &mut store,
-        "home",
-        &cal(floating),
-        now(),
-        Duration::hours(1),
-        chrono_tz::UTC,
-    )
-    .expect("import");
+    let store = floating_pill(&dir, "20260603T090000", "Europe/Berlin", Duration::hours(1));
     assert!(pending(&store).is_empty());
-    store
-        .meta_set(FLOATING_ZONE, "Europe/Berlin")
-        .expect("meta");
     let config = Config {
         floating: chrono_tz::UTC,
         horizon: Duration::hours(72),
@@ -165,22 +175,8 @@ fn floating_times_follow_the_zone_the_database_names() {
 /// gets two keys from two zones.
 #[test]
 fn an_import_plans_floating_times_in_the_databases_zone() {
-    use kairos_engine::engine::FLOATING_ZONE;
-
     let dir = tempfile::tempdir().expect("tmp");
-    let mut store = Store::open(dir.path().join("k.db")).expect("open");
-    store.meta_set(FLOATING_ZONE, "Asia/Tokyo").expect("meta");
-    let floating = "BEGIN:VEVENT\nUID:pill\nSUMMARY:Pill\nDTSTART:20260601T200000\n\
-                    BEGIN:VALARM\nACTION:DISPLAY\nTRIGGER:PT0S\nEND:VALARM\nEND:VEVENT";
-    import(
-        &mut store,
-        "home",
-        &cal(floating),
-        now(),
-        Duration::hours(72),
-        chrono_tz::UTC,
-    )
-    .expect("import");
+    let store = floating_pill(&dir, "20260601T200000", "Asia/Tokyo", Duration::hours(72));
     let at = pending(&store);
     assert_eq!(
         at[0].1,

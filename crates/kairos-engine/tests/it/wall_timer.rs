@@ -12,6 +12,16 @@ use kairos_engine::wake::{Wake, WallTimer};
 
 static CLOCK: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
 
+/// Sets the real-time clock to the value it already has: a clock change for
+/// every `TFD_TIMER_CANCEL_ON_SET` timer, while the machine's time moves by
+/// microseconds at most. Needs CAP_SYS_TIME (tests and CI run as root here).
+fn set_the_clock() {
+    use nix::time::{ClockId, clock_gettime, clock_settime};
+    let now = clock_gettime(ClockId::CLOCK_REALTIME).expect("clock");
+    clock_settime(ClockId::CLOCK_REALTIME, now)
+        .expect("setting the clock needs root (CAP_SYS_TIME)");
+}
+
 #[tokio::test]
 async fn fires_at_the_deadline_and_not_before() {
     let _clock = CLOCK.read().await;
@@ -72,21 +82,16 @@ async fn rearming_replaces_the_previous_deadline() {
     assert_eq!(woke.expect("timer works"), Wake::Deadline);
 }
 
-/// Setting the real-time clock (here: to the value it already has, so the
-/// machine's time moves by microseconds at most) cancels the timer, and the
-/// engine hears about it at once instead of sleeping on a stale plan. Needs
-/// CAP_SYS_TIME: tests and CI run as root here.
+/// Setting the real-time clock cancels the timer, and the engine hears about
+/// it at once instead of sleeping on a stale plan.
 #[tokio::test]
 async fn a_clock_change_wakes_the_timer_at_once() {
     let _clock = CLOCK.write().await;
-    use nix::time::{ClockId, clock_gettime, clock_settime};
     let mut timer = WallTimer::new().expect("timer");
     #[allow(clippy::disallowed_methods)]
     let far = Utc::now() + Duration::hours(1);
     timer.arm(far).expect("armed");
-    let now = clock_gettime(ClockId::CLOCK_REALTIME).expect("clock");
-    clock_settime(ClockId::CLOCK_REALTIME, now)
-        .expect("setting the clock needs root (CAP_SYS_TIME)");
+    set_the_clock();
     let woke = tokio::time::timeout(StdDuration::from_secs(5), timer.wait())
         .await
         .expect("woken within 5 s");
@@ -100,14 +105,11 @@ async fn a_clock_change_wakes_the_timer_at_once() {
 #[tokio::test]
 async fn a_clock_change_before_a_re_arm_is_reported_by_the_next_wait() {
     let _clock = CLOCK.write().await;
-    use nix::time::{ClockId, clock_gettime, clock_settime};
     let mut timer = WallTimer::new().expect("timer");
     #[allow(clippy::disallowed_methods)]
     let far = Utc::now() + Duration::hours(1);
     timer.arm(far).expect("armed");
-    let now = clock_gettime(ClockId::CLOCK_REALTIME).expect("clock");
-    clock_settime(ClockId::CLOCK_REALTIME, now)
-        .expect("setting the clock needs root (CAP_SYS_TIME)");
+    set_the_clock();
     timer
         .arm(far + Duration::minutes(1))
         .expect("re-arming after a clock change is not an error");
