@@ -56,7 +56,8 @@ TICK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 FIRST_VIEW = re.compile(r"kairos-startup: first-view-ms=(\d+)")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "e2e"))
-from x11 import WINDOW_TITLE, X11, visible_windows  # noqa: E402
+from procs import descendants, proc_stat  # noqa: E402
+from x11 import WINDOW_TITLE, close_all, visible_windows  # noqa: E402
 
 _started = []  # Popen objects we own (killed at exit, by process group)
 
@@ -73,33 +74,8 @@ def loadavg():
 # ---------------------------------------------------------------- /proc
 
 
-def proc_stat(pid):
-    """(comm, ppid, utime+stime ticks, starttime) or None if gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            s = f.read()
-    except OSError:
-        return None
-    comm = s[s.index("(") + 1 : s.rindex(")")]
-    rest = s[s.rindex(")") + 2 :].split()
-    # rest[0] is field 3 (state): ppid = field 4, utime 14, stime 15, starttime 22
-    return comm, int(rest[1]), int(rest[11]) + int(rest[12]), int(rest[19])
-
-
-def descendants(root):
-    """PIDs of root and everything below it."""
-    children = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            st = proc_stat(int(d))
-            if st:
-                children.setdefault(st[1], []).append(int(d))
-    out, todo = [], [root]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(children.get(p, []))
-    return out
+# proc_stat and descendants: tests/e2e/procs.py (the end-to-end test walks
+# the app's processes the same way).
 
 
 def cmdline(pid):
@@ -508,12 +484,7 @@ def part_idle(app, display, tmp, secs, settle, xvfb_pid):
         except subprocess.TimeoutExpired:
             pass
         if how is None:
-            x = X11(display)
-            try:
-                for w in wins:
-                    x.close_window(w)
-            finally:
-                x.shut()
+            close_all(display, wins)
             how = "WM_DELETE_WINDOW ClientMessage (no window manager under Xvfb)"
         out["close_method"] = how
         end = time.monotonic() + 10

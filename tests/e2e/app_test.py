@@ -35,6 +35,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import notifyctl as nc  # noqa: E402
+import procs  # noqa: E402
 import webdriver as wd  # noqa: E402
 import trayctl  # noqa: E402
 import x11  # noqa: E402
@@ -151,31 +152,9 @@ def app_pids():
     return pids
 
 
-def descendants(root):
-    """`root`'s descendant processes as {pid: comm}."""
-    parent, comm = {}, {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % d) as f:
-                st = f.read()
-        except OSError:
-            continue
-        comm[int(d)] = st[st.index("(") + 1:st.rindex(")")]
-        parent[int(d)] = int(st[st.rindex(")") + 2:].split()[1])
-    out, todo = {}, [root]
-    while todo:
-        p = todo.pop()
-        for c, pp in parent.items():
-            if pp == p and c not in out:
-                out[c] = comm[c]
-                todo.append(c)
-    return out
-
-
 def web_processes(app):
-    return [p for p, c in descendants(app).items() if c.startswith("WebKitWebProces")]
+    return [p for p in procs.descendants(app)
+            if (procs.proc_stat(p) or ("",))[0].startswith("WebKitWebProces")]
 
 
 def until(cond, timeout, message):
@@ -191,16 +170,10 @@ def close_and_reopen(env):
     display = os.environ["DISPLAY"]
     [app] = app_pids()
     assert web_processes(app), "a web process while the window is open"
-    wins = x11.visible_windows(display)
-    assert wins, "the window is visible"
-    x = x11.X11(display)
-    try:
-        for w in wins:
-            x.close_window(w)
-    finally:
-        x.shut()
+    assert x11.close_all(display), "the window is visible"
     until(lambda: not x11.visible_windows(display) and not web_processes(app), 15,
-          "window and web process gone after closing (%s)" % descendants(app))
+          "window and web process gone after closing (%s)"
+          % [procs.proc_stat(p) for p in procs.descendants(app)])
     assert app_pids() == [app], "the app lives on in the tray"
     step("window closed: web process gone, the app lives on")
     second = subprocess.run([APP], env=env, timeout=30, capture_output=True, text=True)
@@ -213,12 +186,7 @@ def close_and_reopen(env):
 
 def close_window():
     display = os.environ["DISPLAY"]
-    x = x11.X11(display)
-    try:
-        for w in x11.visible_windows(display):
-            x.close_window(w)
-    finally:
-        x.shut()
+    x11.close_all(display)
     until(lambda: not x11.visible_windows(display), 15, "window closed")
 
 
@@ -288,7 +256,7 @@ def main():
         srv = run(srv)
     finally:
         nc.stop_server(srv)
-        trayctl.stop_host(tray)
+        nc.stop_server(tray)
     step("PASS")
 
 

@@ -216,19 +216,26 @@ def main():
     notifications = Notifications(bus, recorder, caps)
     notifications.delay_ms = args.delay_ms
     control = Control(bus, recorder, notifications)
-    try:
-        name = dbus.service.BusName(BUS_NAME, bus, do_not_queue=True)
-    except dbus.exceptions.NameExistsException:
-        print("fake_notifyd: %s is already owned on this bus" % BUS_NAME,
-              file=sys.stderr)
-        return 2
+    code = serve(bus, BUS_NAME, "fake_notifyd")
+    del control
+    return code
 
+
+def serve(bus, bus_name, who):
+    """Owns `bus_name`, prints READY and runs the GLib loop until SIGTERM or
+    SIGINT (0); 2 when another connection owns the name. The objects to
+    serve must exist already (shared with fake_tray_host.py)."""
+    try:
+        name = dbus.service.BusName(bus_name, bus, do_not_queue=True)
+    except dbus.exceptions.NameExistsException:
+        print("%s: %s is already owned on this bus" % (who, bus_name), file=sys.stderr)
+        return 2
     loop = GLib.MainLoop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         GLib.unix_signal_add(GLib.PRIORITY_HIGH, sig, loop.quit)
     print("READY", flush=True)
     loop.run()
-    del name, control
+    del name
     return 0
 
 

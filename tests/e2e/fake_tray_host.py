@@ -19,14 +19,14 @@ SIGTERM/SIGINT. Every registration is one JSON line in --log:
 """
 import argparse
 import json
-import signal
 import sys
 import time
 
 import dbus
 import dbus.service
 from dbus.mainloop.glib import DBusGMainLoop
-from gi.repository import GLib
+
+from fake_notifyd import serve
 
 BUS_NAME = "org.kde.StatusNotifierWatcher"
 PATH = "/StatusNotifierWatcher"
@@ -93,18 +93,9 @@ def main():
     DBusGMainLoop(set_as_default=True)
     bus = dbus.SessionBus()
     watcher = Watcher(bus, args.log)
-    try:
-        name = dbus.service.BusName(BUS_NAME, bus, do_not_queue=True)
-    except dbus.exceptions.NameExistsException:
-        print("fake_tray_host: %s is already owned on this bus" % BUS_NAME, file=sys.stderr)
-        return 2
-    loop = GLib.MainLoop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        GLib.unix_signal_add(GLib.PRIORITY_HIGH, sig, loop.quit)
-    print("READY", flush=True)
-    loop.run()
-    del name, watcher
-    return 0
+    code = serve(bus, BUS_NAME, "fake_tray_host")
+    del watcher
+    return code
 
 
 if __name__ == "__main__":

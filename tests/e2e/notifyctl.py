@@ -40,6 +40,12 @@ def start_server(log_path, no_actions=False, delay_ms=50, timeout=10.0):
     cmd = [DEBIAN_PYTHON, SERVER, "--log", log_path, "--delay-ms", str(delay_ms)]
     if no_actions:
         cmd.append("--no-actions")
+    return start_ready(cmd, timeout)
+
+
+def start_ready(cmd, timeout=10.0):
+    """Start a fake service (`cmd`); return once it prints READY, or stop it
+    and raise. Shared with trayctl.py."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -51,8 +57,8 @@ def start_server(log_path, no_actions=False, delay_ms=50, timeout=10.0):
             if line == "":  # EOF: it died
                 break
     stop_server(proc)
-    raise RuntimeError("fake_notifyd did not print READY within %.1fs (exit %s)"
-                       % (timeout, proc.returncode))
+    raise RuntimeError("%s did not print READY within %.1fs (exit %s)"
+                       % (os.path.basename(cmd[1]), timeout, proc.returncode))
 
 
 def stop_server(proc, timeout=5.0):

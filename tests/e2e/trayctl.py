@@ -4,11 +4,11 @@ with fake_tray_host.py, its `Menu` property, and com.canonical.dbusmenu
 
 import json
 import os
-import select
-import subprocess
 import time
 
 import dbus
+
+import notifyctl as nc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HOST = os.path.join(HERE, "fake_tray_host.py")
@@ -17,32 +17,9 @@ MENU_IFACE = "com.canonical.dbusmenu"
 
 
 def start_host(log_path, timeout=10.0):
-    proc = subprocess.Popen(["/usr/bin/python3", HOST, "--log", log_path],
-                            stdout=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stdout], [], [], 0.25)
-        if ready:
-            line = proc.stdout.readline()
-            if line.strip() == "READY":
-                return proc
-            if line == "":
-                break
-    proc.kill()
-    proc.wait(5)
-    raise RuntimeError("fake_tray_host did not print READY within %.1fs" % timeout)
-
-
-def stop_host(proc):
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-    if proc.stdout:
-        proc.stdout.close()
+    """Start fake_tray_host on the current session bus; return once READY
+    (stop it with notifyctl.stop_server)."""
+    return nc.start_ready([nc.DEBIAN_PYTHON, HOST, "--log", log_path], timeout)
 
 
 def registered(log_path):

@@ -78,3 +78,16 @@ def visible_windows(display, title=WINDOW_TITLE):
     except (OSError, subprocess.TimeoutExpired):
         return []
     return [int(w) for w in r.stdout.split()]
+
+
+def close_all(display, wins=None):
+    """WM_DELETE_WINDOW to each of `wins` (default: every visible Kairos
+    window); returns the windows asked to close."""
+    wins = visible_windows(display) if wins is None else wins
+    x = X11(display)
+    try:
+        for w in wins:
+            x.close_window(w)
+    finally:
+        x.shut()
+    return wins
