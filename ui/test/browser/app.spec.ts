@@ -2,24 +2,14 @@
  * The built UI in Debian's Chromium with the backend faked: views, the
  * editor's save_event payload, drag → move_event deltas, validation errors.
  */
-import { afterAll, beforeAll, expect, test } from "vitest";
-import type { Browser, Page } from "playwright-core";
-import { calls, launch, openApp, serve, waitForCall, type Served } from "./harness";
+import { expect, test } from "vitest";
+import type { Page } from "playwright-core";
+import { calls, useApp, waitForCall } from "./harness";
 
-let server: Served;
-let browser: Browser;
-
-beforeAll(async () => {
-  server = await serve();
-  browser = await launch();
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const open = useApp();
 
 test("month view renders the fake's events with their calendar colours and data-uid", async () => {
-  const { page, errors } = await openApp(browser, server.url);
+  const { page, errors } = await open();
   const review = page.locator('.fc-dayGridMonth-view [data-uid="design-review"]');
   await review.waitFor();
   expect(await review.textContent()).toContain("Design review");
@@ -34,7 +24,7 @@ test("month view renders the fake's events with their calendar colours and data-
 });
 
 test("view buttons, prev/next/today and keyboard shortcuts", async () => {
-  const { page } = await openApp(browser, server.url);
+  const { page } = await open();
   const title = async (): Promise<string> => (await page.textContent("#view-title")) ?? "";
   const first = await title();
   await page.click("#next");
@@ -70,7 +60,7 @@ async function choose(page: Page, selector: string, value: string): Promise<void
 }
 
 test("create an event with a reminder through the editor: the save_event payload", async () => {
-  const { page } = await openApp(browser, server.url);
+  const { page } = await open();
   await page.click("#new-event");
   await page.waitForSelector("#editor");
   // new_draft was asked for the default calendar and carries its default reminder.
@@ -127,7 +117,7 @@ test("create an event with a reminder through the editor: the save_event payload
 });
 
 test("an all-day event sends dates, the end being the last day", async () => {
-  const { page } = await openApp(browser, server.url);
+  const { page } = await open();
   await page.click("#new-event");
   await page.waitForSelector("#editor");
   const day = (await page.inputValue("#ev-start")).slice(0, 10);
@@ -143,7 +133,7 @@ test("an all-day event sends dates, the end being the last day", async () => {
 });
 
 test("a backend validation error shows in the dialog, naming the field", async () => {
-  const { page } = await openApp(browser, server.url);
+  const { page } = await open();
   await page.click("#new-event");
   await page.waitForSelector("#editor");
   const day = (await page.inputValue("#ev-start")).slice(0, 10);
@@ -186,7 +176,7 @@ async function drag(page: Page, selector: string, dx: number, dy: number, grab: 
 }
 
 test("drag and resize in the week view call move_event with wall-clock deltas", async () => {
-  const { page } = await openApp(browser, server.url);
+  const { page } = await open();
   await page.click('[data-view="week"]');
   const ev = '.fc-timeGridWeek-view [data-uid="design-review"]';
   await page.locator(ev).waitFor();
@@ -211,7 +201,7 @@ test("drag and resize in the week view call move_event with wall-clock deltas", 
 });
 
 test("dragging an occurrence of a series asks which ones move", async () => {
-  const { page } = await openApp(browser, server.url);
+  const { page } = await open();
   await page.click('[data-view="day"]');
   // The standup repeats on weekdays: step forward to one.
   const ev = "standup";

@@ -1,22 +1,11 @@
 /** The calendars sidebar and ICS import/export, against the fake. */
-import { afterAll, beforeAll, expect, test } from "vitest";
-import type { Browser } from "playwright-core";
-import { calls, launch, openApp, serve, waitForCall, type Served } from "./harness";
+import { expect, test } from "vitest";
+import { calls, useApp, waitForCall } from "./harness";
 
-let server: Served;
-let browser: Browser;
-
-beforeAll(async () => {
-  server = await serve();
-  browser = await launch();
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const open = useApp();
 
 test("hiding a calendar saves it invisible and its events leave the view", async () => {
-  const { page } = await openApp(browser, server.url);
+  const { page } = await open();
   await page.waitForSelector('[data-uid="design-review"]');
   await page.uncheck('.cal-row[data-calendar-id="1"] .cal-visible');
   const save = await waitForCall(page, "save_calendar");
@@ -27,7 +16,7 @@ test("hiding a calendar saves it invisible and its events leave the view", async
 });
 
 test("add a calendar with default reminders; a duplicate name is refused, naming the field", async () => {
-  const { page } = await openApp(browser, server.url);
+  const { page } = await open();
   await page.click("#add-calendar");
   await page.waitForSelector("#calendar-dialog");
   await page.fill("#cal-name", "Work");
@@ -50,7 +39,7 @@ test("add a calendar with default reminders; a duplicate name is refused, naming
 });
 
 test("rename and delete a calendar (after confirming)", async () => {
-  const { page } = await openApp(browser, server.url);
+  const { page } = await open();
   await page.click('.cal-row[data-calendar-id="3"] .cal-edit');
   await page.waitForSelector("#calendar-dialog");
   expect(await page.inputValue("#cal-name")).toBe("Family");
@@ -69,7 +58,7 @@ test("rename and delete a calendar (after confirming)", async () => {
 });
 
 test("ICS import: file dialog, then the calendar name", async () => {
-  const { page } = await openApp(browser, server.url);
+  const { page } = await open();
   await page.click("#import-ics");
   await page.waitForSelector("#import-dialog");
   const dialog = (await calls(page, "plugin:dialog|open"))[0];
@@ -85,7 +74,7 @@ test("ICS import: file dialog, then the calendar name", async () => {
 });
 
 test("ICS export: one calendar, through the save dialog", async () => {
-  const { page } = await openApp(browser, server.url);
+  const { page } = await open();
   await page.click("#export-ics");
   await page.waitForSelector("#export-dialog");
   await page.selectOption("#export-calendar", "2");

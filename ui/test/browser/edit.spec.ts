@@ -1,22 +1,11 @@
 /** Opening, editing and deleting existing events and occurrences. */
-import { afterAll, beforeAll, expect, test } from "vitest";
-import type { Browser } from "playwright-core";
-import { calls, launch, openApp, serve, waitForCall, type Served } from "./harness";
+import { expect, test } from "vitest";
+import { calls, useApp, waitForCall } from "./harness";
 
-let server: Served;
-let browser: Browser;
-
-beforeAll(async () => {
-  server = await serve();
-  browser = await launch();
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const open = useApp();
 
 test("clicking a single event opens it; saving needs no scope", async () => {
-  const { page } = await openApp(browser, server.url);
+  const { page } = await open();
   await page.click('.fc-dayGridMonth-view [data-uid="design-review"]');
   await page.waitForSelector("#editor #ev-delete");
   expect(await page.inputValue("#ev-title")).toBe("Design review");
@@ -33,7 +22,7 @@ test("clicking a single event opens it; saving needs no scope", async () => {
 });
 
 test("saving an occurrence of a series asks the scope; cancelling keeps the editor", async () => {
-  const { page } = await openApp(browser, server.url);
+  const { page } = await open();
   await page.locator('.fc-dayGridMonth-view [data-uid="standup"]').first().click();
   await page.waitForSelector("#editor");
   expect(await page.inputValue("#ev-repeat")).toBe("weekdays");
@@ -58,7 +47,7 @@ test("saving an occurrence of a series asks the scope; cancelling keeps the edit
 });
 
 test("deleting an occurrence asks the scope", async () => {
-  const { page } = await openApp(browser, server.url);
+  const { page } = await open();
   await page.locator('.fc-dayGridMonth-view [data-uid="standup"]').first().click();
   await page.click("#ev-delete");
   await page.click('#scope-dialog [data-scope="all"]');
@@ -69,7 +58,7 @@ test("deleting an occurrence asks the scope", async () => {
 });
 
 test("the shell's open-event opens the editor on that event", async () => {
-  const { page } = await openApp(browser, server.url);
+  const { page } = await open();
   await page.evaluate(() => window.__kairos.emit("kairos://open-event", { calendar_id: 2, uid: "dentist", recurrence_id: null }));
   await page.waitForSelector("#editor");
   expect(await page.inputValue("#ev-title")).toBe("Dentist");
@@ -78,7 +67,7 @@ test("the shell's open-event opens the editor on that event", async () => {
 });
 
 test("the time-zone field searches the backend's zones", async () => {
-  const { page } = await openApp(browser, server.url);
+  const { page } = await open();
   await page.click("#new-event");
   await page.waitForSelector("#editor");
   await page.fill("#ev-tz", "shang");

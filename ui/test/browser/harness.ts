@@ -9,6 +9,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { extname, join, normalize, resolve } from "node:path";
 import { chromium, type Browser, type BrowserContextOptions, type Page } from "playwright-core";
+import { afterAll, beforeAll } from "vitest";
 
 export const ROOT = resolve(import.meta.dirname, "../../.mock-dist");
 const TYPES: Record<string, string> = {
@@ -68,6 +69,27 @@ export async function openApp(browser: Browser, base: string, query = "", ctx: B
   await page.goto(`${base}/mock.html${query ? `?${query}` : ""}`);
   await page.waitForSelector('body[data-ready="1"]', { timeout: 15_000 });
   return { page, errors };
+}
+
+/**
+ * One served mock page and one Chromium for the calling spec file, opened
+ * before its tests and closed after them. Returns `openApp` on those two.
+ */
+export function useApp(): (query?: string, ctx?: BrowserContextOptions) => Promise<AppPage> {
+  let server: Served | undefined;
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    server = await serve();
+    browser = await launch();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+  return (query = "", ctx = {}) => {
+    if (!server || !browser) throw new Error("useApp: the app is opened from a test, after beforeAll");
+    return openApp(browser, server.url, query, ctx);
+  };
 }
 
 export interface LoggedCall {

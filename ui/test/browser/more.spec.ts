@@ -3,23 +3,13 @@
  * "+N more" adds what the backend left out, and opens the day view, which
  * asks for all of them.
  */
-import { afterAll, beforeAll, expect, test } from "vitest";
-import type { Browser, Page } from "playwright-core";
+import { expect, test } from "vitest";
+import type { Page } from "playwright-core";
 import type { Occurrences, RangeQuery } from "../../src/ipc/bindings";
 import { addDays } from "../../src/lib/dates";
-import { calls, launch, openApp, serve, waitForCall, type Served } from "./harness";
+import { calls, useApp, waitForCall } from "./harness";
 
-let server: Served;
-let browser: Browser;
-
-beforeAll(async () => {
-  server = await serve();
-  browser = await launch();
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const open = useApp();
 
 /** Puts `n` back-to-back half-hour events from 07:00 (uid `<prefix>-<i>`) on `day` in the fake, and has the UI fetch again. */
 async function crowd(page: Page, day: string, n: number, prefix: string): Promise<void> {
@@ -71,7 +61,7 @@ for (const [width, height, n] of [
   [2560, 1440, 20],
 ] as const) {
   test(`${width}×${height}: a crowded day's "+N more" counts what the backend left out and opens the day view with all`, async () => {
-    const { page, errors } = await openApp(browser, server.url, "", { viewport: { width, height } });
+    const { page, errors } = await open("", { viewport: { width, height } });
     const day = addDays(await today(page), 3);
     await crowd(page, day, n, "dense");
 
@@ -105,7 +95,7 @@ for (const [width, height, n] of [
 }
 
 test("a day whose occurrences all arrived keeps FullCalendar's popover", async () => {
-  const { page, errors } = await openApp(browser, server.url);
+  const { page, errors } = await open();
   const day = addDays(await today(page), 4);
   await crowd(page, day, 4, "few");
   const last = (await calls(page, "occurrences")).at(-1)?.args.range as RangeQuery;

@@ -2,24 +2,13 @@
  * The reminders panel against the fake, and the shell's events; plus
  * Chinese strings and dark mode.
  */
-import { afterAll, beforeAll, expect, test } from "vitest";
-import type { Browser } from "playwright-core";
-import { calls, launch, openApp, serve, waitForCall, type Served } from "./harness";
+import { expect, test } from "vitest";
+import { calls, useApp, waitForCall } from "./harness";
 
-let server: Served;
-let browser: Browser;
-
-beforeAll(async () => {
-  server = await serve();
-  browser = await launch();
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const open = useApp();
 
 test("the panel lists active and missed reminders; snooze and dismiss call the right commands", async () => {
-  const { page, errors } = await openApp(browser, server.url);
+  const { page, errors } = await open();
   await page.waitForSelector('#reminders-btn .count:not([hidden])');
   expect(await page.textContent("#reminders-btn .count")).toBe("2");
   expect(await page.isVisible("#reminders-panel")).toBe(false);
@@ -68,7 +57,7 @@ test("the panel lists active and missed reminders; snooze and dismiss call the r
 });
 
 test("Dismiss all; the shell's show-reminders event opens the panel; Escape and r close/toggle it", async () => {
-  const { page } = await openApp(browser, server.url);
+  const { page } = await open();
   await page.evaluate(() => window.__kairos.emit("kairos://show-reminders"));
   await page.waitForSelector("#reminders-panel .reminder-row");
   await page.click("#dismiss-all");
@@ -83,7 +72,7 @@ test("Dismiss all; the shell's show-reminders event opens the panel; Escape and 
 });
 
 test("a window made to show reminders opens the panel once the UI listens (ui_ready)", async () => {
-  const { page, errors } = await openApp(browser, server.url, "pending=reminders");
+  const { page, errors } = await open("pending=reminders");
   await page.waitForSelector("#reminders-panel .reminder-row");
   expect((await calls(page, "ui_ready")).length).toBe(1);
   expect(errors).toEqual([]);
@@ -91,7 +80,7 @@ test("a window made to show reminders opens the panel once the UI listens (ui_re
 });
 
 test("a bad custom snooze is refused in the UI", async () => {
-  const { page } = await openApp(browser, server.url);
+  const { page } = await open();
   await page.click("#reminders-btn");
   const row = page.locator('.reminder-row[data-key="yoga/1"]');
   await row.locator(".snooze-choice").selectOption("custom");
@@ -103,7 +92,7 @@ test("a bad custom snooze is refused in the UI", async () => {
 });
 
 test("zh-CN: from the setting and from the system language", async () => {
-  const { page } = await openApp(browser, server.url, "lang=zh-CN");
+  const { page } = await open("lang=zh-CN");
   expect(await page.textContent("#today")).toBe("今天");
   expect(await page.textContent('[data-view="month"]')).toBe("月");
   expect(await page.textContent("#new-event")).toContain("新建日程");
@@ -113,13 +102,13 @@ test("zh-CN: from the setting and from the system language", async () => {
   expect(await page.textContent(".reminder-row.missed .missed-badge")).toBe("已错过");
   await page.close();
 
-  const auto = await openApp(browser, server.url, "", { locale: "zh-CN" });
+  const auto = await open("", { locale: "zh-CN" });
   expect(await auto.page.textContent("#today")).toBe("今天");
   await auto.page.close();
 });
 
 test("switching the language in settings rebuilds the window in Chinese", async () => {
-  const { page } = await openApp(browser, server.url);
+  const { page } = await open();
   await page.click("#settings-btn");
   await page.waitForSelector("#settings");
   await page.selectOption("#set-language", "zh-CN");
@@ -134,7 +123,7 @@ test("switching the language in settings rebuilds the window in Chinese", async 
 const bg = (page: import("playwright-core").Page): Promise<string> => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
 
 test("dark mode follows the OS unless the theme setting overrides it", async () => {
-  const dark = await openApp(browser, server.url, "", { colorScheme: "dark" });
+  const dark = await open("", { colorScheme: "dark" });
   expect(await bg(dark.page)).toBe("rgb(27, 27, 29)");
   await dark.page.emulateMedia({ colorScheme: "light" });
   await dark.page.waitForFunction(() => getComputedStyle(document.body).backgroundColor === "rgb(255, 255, 255)");
@@ -142,10 +131,10 @@ test("dark mode follows the OS unless the theme setting overrides it", async () 
   await dark.page.waitForFunction(() => getComputedStyle(document.body).backgroundColor === "rgb(27, 27, 29)");
   await dark.page.close();
 
-  const forcedLight = await openApp(browser, server.url, "theme=light", { colorScheme: "dark" });
+  const forcedLight = await open("theme=light", { colorScheme: "dark" });
   expect(await bg(forcedLight.page)).toBe("rgb(255, 255, 255)");
   await forcedLight.page.close();
-  const forcedDark = await openApp(browser, server.url, "theme=dark", { colorScheme: "light" });
+  const forcedDark = await open("theme=dark", { colorScheme: "light" });
   expect(await bg(forcedDark.page)).toBe("rgb(27, 27, 29)");
   await forcedDark.page.close();
 });

@@ -4,26 +4,18 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, test } from "vitest";
-import type { Browser } from "playwright-core";
-import { launch, openApp, serve, type Served } from "../browser/harness";
+import { beforeAll, test } from "vitest";
+import { useApp } from "../browser/harness";
 
 const DIR = process.env.SHOTS_DIR ?? "/tmp/ui-shots";
-let server: Served;
-let browser: Browser;
+const open = useApp();
 
-beforeAll(async () => {
+beforeAll(() => {
   mkdirSync(DIR, { recursive: true });
-  server = await serve();
-  browser = await launch();
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
 });
 
 test("screenshots", async () => {
-  const { page } = await openApp(browser, server.url);
+  const { page } = await open();
   await page.screenshot({ path: join(DIR, "month.png") });
   await page.click('[data-view="week"]');
   await page.waitForSelector(".fc-timeGridWeek-view");
@@ -56,7 +48,7 @@ test("screenshots", async () => {
   await page.waitForSelector("#scope-dialog");
   await page.screenshot({ path: join(DIR, "scope.png") });
 
-  const dark = await openApp(browser, server.url, "", { colorScheme: "dark" });
+  const dark = await open("", { colorScheme: "dark" });
   await dark.page.click('[data-view="week"]');
   await dark.page.waitForSelector(".fc-timeGridWeek-view");
   await dark.page.screenshot({ path: join(DIR, "dark-week.png") });
@@ -71,7 +63,7 @@ test("screenshots", async () => {
   await dark.page.waitForSelector("#ev-error:not([hidden])");
   await dark.page.screenshot({ path: join(DIR, "dark-editor-error.png") });
 
-  const zh = await openApp(browser, server.url, "lang=zh-CN");
+  const zh = await open("lang=zh-CN");
   await zh.page.screenshot({ path: join(DIR, "zh-month.png") });
   await zh.page.click("#new-event");
   await zh.page.waitForSelector("#editor");
