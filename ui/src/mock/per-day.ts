@@ -7,8 +7,7 @@
  */
 import type { ApiError, DayMore, OccurrenceView, Occurrences } from "../ipc/bindings";
 import { addDays } from "../lib/dates";
-
-export const MAX_PER_DAY = 100;
+import { MAX_PER_DAY } from "../lib/more";
 
 /** The backend's refusal of a `per_day` outside 1–100, or `null` when it is fine. */
 export function perDayError(perDay: number | null): ApiError | null {
