@@ -12,7 +12,7 @@ use kairos_core::model::{Calendar, Event, When, Zone};
 use kairos_store::{NewInstance, Store, StoreError};
 
 use crate::engine::EngineError;
-use crate::materialise::{fingerprint, plan};
+use crate::materialise::{CalendarLabel, fingerprint, plan};
 
 /// Meta key: instances exist for every trigger before this instant.
 pub const MATERIALISED_UNTIL: &str = "materialised_until";
@@ -93,8 +93,8 @@ pub(crate) fn zone_named(value: Option<String>, fallback: Tz) -> Tz {
     value.and_then(|z| z.parse().ok()).unwrap_or(fallback)
 }
 
-/// Stores `cal`'s events under calendar `name` and schedules their
-/// reminders from `now` up to the materialisation horizon.
+/// Stores `cal`'s events under calendar `name` (created if needed) and
+/// schedules their reminders from `now` up to the materialisation horizon.
 ///
 /// # Errors
 /// Store failures; the core's expansion limits.
@@ -109,8 +109,17 @@ pub fn import(
     let limits = Limits::default();
     let floating = database_zone(store, floating)?;
     let until = materialised_until(store)?.unwrap_or(now + horizon).max(now);
+    let cal_id = store.ensure_calendar(name, now)?;
+    let uid = calendar_uid(store, cal_id)?;
     let planned = if until > now {
-        plan(name, cal, now, until, floating, &limits)
+        plan(
+            CalendarLabel { uid: &uid, name },
+            cal,
+            now,
+            until,
+            floating,
+            &limits,
+        )
     } else {
         Ok(Vec::new())
     }
@@ -124,7 +133,6 @@ pub fn import(
         ..ImportReport::default()
     };
     store.write(|tx| -> Result<(), EngineError> {
-        let cal_id = tx.ensure_calendar(name, now)?;
         let mut changed_uids = BTreeSet::new();
         for ev in &cal.events {
             let rid = ev.recurrence_id.as_ref().map(rid_text).unwrap_or_default();
@@ -147,6 +155,21 @@ pub fn import(
         Ok(())
     })?;
     Ok(report)
+}
+
+/// The uid of calendar `id`.
+fn calendar_uid(store: &Store, id: kairos_store::CalendarId) -> Result<String, EngineError> {
+    store
+        .calendars()?
+        .into_iter()
+        .find(|c| c.id == id)
+        .map(|c| c.uid)
+        .ok_or_else(|| {
+            EngineError::Store(StoreError::NotFound {
+                path: store.path().to_owned(),
+                what: format!("calendar {}", id.0),
+            })
+        })
 }
 
 /// Drops the pending instances of `uids` and inserts their planned ones.
@@ -207,8 +230,14 @@ pub fn replace_series(
         extra: Vec::new(),
     };
     let until = materialised_until(store)?.unwrap_or(now + horizon).max(now);
+    let cal_id = store.ensure_calendar(name, now)?;
+    let cal_uid = calendar_uid(store, cal_id)?;
+    let label = CalendarLabel {
+        uid: &cal_uid,
+        name,
+    };
     let planned = if until > now && !comps.is_empty() {
-        plan(name, &cal, now, until, floating, &limits)
+        plan(label, &cal, now, until, floating, &limits)
     } else {
         Ok(Vec::new())
     }
@@ -223,7 +252,6 @@ pub fn replace_series(
         ..ImportReport::default()
     };
     store.write(|tx| -> Result<(), EngineError> {
-        let cal_id = tx.ensure_calendar(name, now)?;
         tx.delete_event(cal_id, uid, None)?;
         for ev in comps {
             let rid = ev.recurrence_id.as_ref().map(rid_text).unwrap_or_default();

@@ -127,12 +127,22 @@ pub fn fingerprint(ev: &Event) -> u32 {
     folded
 }
 
+/// Which calendar a plan is for: its uid starts every key, its name is
+/// what the reminder shows.
+#[derive(Debug, Clone, Copy)]
+pub struct CalendarLabel<'a> {
+    /// The calendar's uid (the same on every device).
+    pub uid: &'a str,
+    /// Its display name.
+    pub name: &'a str,
+}
+
 /// Every instance of `cal`'s alarms with a trigger in `[from, to)`.
 ///
 /// # Errors
 /// The core's expansion limits.
 pub fn plan(
-    calendar: &str,
+    calendar: CalendarLabel<'_>,
     cal: &Calendar,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
@@ -143,7 +153,7 @@ pub fn plan(
     Ok(hits
         .iter()
         .map(|h| {
-            let key = h.key(calendar);
+            let key = h.key(calendar.uid);
             let fp = fingerprint(h.occurrence.event);
             let ev = h.occurrence.event;
             Planned {
@@ -159,7 +169,7 @@ pub fn plan(
                     occurrence_start: h.occurrence.start.display(floating),
                     summary: ev.summary.clone(),
                     location: ev.location.clone(),
-                    calendar: calendar.to_owned(),
+                    calendar: calendar.name.to_owned(),
                 },
             }
         })

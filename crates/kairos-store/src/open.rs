@@ -25,6 +25,8 @@ const STEPS: &[M<'static>] = &[
         "../../../migrations/0003_lean_transitions.sql"
     ))
     .foreign_key_check(),
+    M::up(include_str!("../../../migrations/0004_calendar_uid.sql")),
+    M::up(include_str!("../../../migrations/0005_sync.sql")),
 ];
 
 /// The schema version this binary creates and understands (`PRAGMA user_version`).

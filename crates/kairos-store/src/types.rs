@@ -13,7 +13,10 @@ pub struct CalendarId(pub i64);
 pub struct Calendar {
     /// Its row id.
     pub id: CalendarId,
-    /// The unique name the user sees.
+    /// Its identity on every device (32 hex digits, random, never changes);
+    /// reminder keys start with it.
+    pub uid: String,
+    /// The unique name the user sees (a label: it may change).
     pub name: String,
     /// Display colour (e.g. `#3366ff`), if one was set.
     pub color: Option<String>,

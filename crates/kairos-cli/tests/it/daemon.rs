@@ -20,7 +20,7 @@ pub(crate) fn kairos(db: &Path) -> Command {
 /// A daemon whose stdout lines arrive on a channel.
 pub(crate) struct Daemon {
     pub(crate) child: Child,
-    lines: mpsc::Receiver<String>,
+    pub(crate) lines: mpsc::Receiver<String>,
 }
 
 /// A failing test must not leave a daemon behind: it would hold the test's

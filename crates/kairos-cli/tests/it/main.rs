@@ -2,6 +2,7 @@
 
 mod clock_jump;
 mod daemon;
+mod upgrade;
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};

@@ -22,7 +22,7 @@ use kairos_store::{NewInstance, State, Store, StoreError};
 
 use crate::channel::Channel;
 use crate::clock::Clock;
-use crate::materialise::plan;
+use crate::materialise::{CalendarLabel, plan};
 use crate::policy::CatchUp;
 
 /// Engine settings.
@@ -173,8 +173,12 @@ impl Engine {
                     source,
                 },
             )?;
+            let label = CalendarLabel {
+                uid: &cal.uid,
+                name: &cal.name,
+            };
             let planned =
-                plan(&cal.name, &parsed, from, to, floating, &self.limits).map_err(|source| {
+                plan(label, &parsed, from, to, floating, &self.limits).map_err(|source| {
                     EngineError::Calendar {
                         calendar: cal.name.clone(),
                         uid: "(calendar)".into(),

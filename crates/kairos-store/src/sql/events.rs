@@ -28,15 +28,20 @@ fn calendar(row: &Row<'_>) -> rusqlite::Result<Calendar> {
         name: row.get(1)?,
         color: row.get(2)?,
         created_at: time_at(row, 3)?,
+        uid: row.get(4)?,
     })
 }
 
+const CALENDAR_COLS: &str = "id, name, color, created_at, uid";
+
 impl Tx<'_> {
-    /// The id of the calendar called `name`, creating it (at `now`) if needed.
+    /// The id of the calendar called `name`, creating it (at `now`, with a
+    /// new random uid) if needed.
     pub fn ensure_calendar(&self, name: &str, now: DateTime<Utc>) -> Result<CalendarId> {
         self.conn
             .prepare_cached(
-                "INSERT INTO calendars (name, created_at) VALUES (?1, ?2)
+                "INSERT INTO calendars (uid, name, created_at)
+                 VALUES (lower(hex(randomblob(16))), ?1, ?2)
                  ON CONFLICT (name) DO NOTHING",
             )
             .and_then(|mut s| s.execute(params![name, ms(now)]))
@@ -117,6 +122,66 @@ impl Tx<'_> {
             .and_then(|mut s| s.execute(params![calendar.0, uid, recurrence_id]))
             .at(self.ctx)
     }
+
+    /// The calendar with identity `uid` (another device's), creating it if
+    /// needed under `name`, or under `name (N)` when this device already has
+    /// a different calendar called `name` (names are unique per device).
+    /// An existing calendar keeps its name: see [`Tx::rename_calendar`].
+    pub fn ensure_calendar_uid(
+        &self,
+        uid: &str,
+        name: &str,
+        now: DateTime<Utc>,
+    ) -> Result<CalendarId> {
+        if let Some(c) = self.calendar_by_uid(uid)? {
+            return Ok(c.id);
+        }
+        let free = self.free_name(name, None)?;
+        self.conn
+            .prepare_cached("INSERT INTO calendars (uid, name, created_at) VALUES (?1, ?2, ?3)")
+            .and_then(|mut s| s.execute(params![uid, free, ms(now)]))
+            .at(self.ctx)?;
+        Ok(CalendarId(self.conn.last_insert_rowid()))
+    }
+
+    /// Renames calendar `id` to `name`, or to `name (N)` when another
+    /// calendar of this device has that name, and sets its colour.
+    pub fn rename_calendar(&self, id: CalendarId, name: &str, color: Option<&str>) -> Result<()> {
+        let free = self.free_name(name, Some(id))?;
+        self.conn
+            .prepare_cached(
+                "UPDATE calendars SET name = ?2, color = coalesce(?3, color) WHERE id = ?1",
+            )
+            .and_then(|mut s| s.execute(params![id.0, free, color]))
+            .at(self.ctx)?;
+        Ok(())
+    }
+
+    /// `name`, or the first of `name (2)`, `name (3)`, … no calendar other
+    /// than `except` has.
+    fn free_name(&self, name: &str, except: Option<CalendarId>) -> Result<String> {
+        let mut n = 1;
+        loop {
+            let candidate = if n == 1 {
+                name.to_owned()
+            } else {
+                format!("{name} ({n})")
+            };
+            let taken: Option<i64> = self
+                .conn
+                .query_row(
+                    "SELECT id FROM calendars WHERE name = ?1",
+                    [&candidate],
+                    |r| r.get(0),
+                )
+                .optional()
+                .at(self.ctx)?;
+            match taken {
+                Some(id) if Some(CalendarId(id)) != except => n += 1,
+                _ => return Ok(candidate),
+            }
+        }
+    }
 }
 
 impl Reader<'_> {
@@ -124,10 +189,22 @@ impl Reader<'_> {
     pub fn calendars(&self) -> Result<Vec<Calendar>> {
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT id, name, color, created_at FROM calendars ORDER BY name")
+            .prepare_cached(&format!(
+                "SELECT {CALENDAR_COLS} FROM calendars ORDER BY name"
+            ))
             .at(self.ctx)?;
         stmt.query_map([], calendar)
             .and_then(Iterator::collect)
+            .at(self.ctx)
+    }
+
+    /// The calendar with identity `uid`, if this device has it.
+    pub fn calendar_by_uid(&self, uid: &str) -> Result<Option<Calendar>> {
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT {CALENDAR_COLS} FROM calendars WHERE uid = ?1"
+            ))
+            .and_then(|mut s| s.query_row([uid], calendar).optional())
             .at(self.ctx)
     }
 

@@ -7,6 +7,7 @@ mod calendars;
 mod events;
 mod instances;
 mod meta;
+mod sync_log;
 
 use chrono::{DateTime, Utc};
 use rusqlite::Row;
@@ -15,6 +16,7 @@ use rusqlite::types::Type;
 use crate::types::State;
 
 pub use batch::Delivered;
+pub use sync_log::{OutboxRow, Register};
 
 /// Times are stored as unix milliseconds (sub-millisecond parts are dropped).
 pub(crate) fn ms(t: DateTime<Utc>) -> i64 {
@@ -51,10 +53,13 @@ pub(crate) fn state_at(row: &Row<'_>, idx: usize) -> rusqlite::Result<State> {
 /// `None` for NULL (no state before creation) and for the audit's 'removed'.
 pub(crate) fn opt_state_at(row: &Row<'_>, idx: usize) -> rusqlite::Result<Option<State>> {
     match row.get::<_, Option<String>>(idx)?.as_deref() {
-        None | Some(REMOVED) => Ok(None),
+        None | Some(REMOVED | SYNC_NOTE) => Ok(None),
         Some(_) => state_at(row, idx).map(Some),
     }
 }
 
 /// The audit's `to_state` for an instance that was deleted.
 pub(crate) const REMOVED: &str = "removed";
+
+/// The audit's `to_state` for a note about sync (an edit that lost).
+pub(crate) const SYNC_NOTE: &str = "sync";
