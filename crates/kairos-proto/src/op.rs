@@ -1,0 +1,235 @@
+//! Ops: one change made on one device (`docs/sync-protocol.md`, "Ops").
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::MAX_ICS_BYTES;
+use crate::hlc::Hlc;
+use crate::ids::{check_device, check_id, check_name};
+
+/// One change made on one device. Immutable; identified by its `id`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Op {
+    /// `DEVICE:N`, N counting up from 1 on that device; unique forever.
+    pub id: String,
+    /// When it was made, by the device's hybrid logical clock.
+    pub hlc: Hlc,
+    /// The device that made it (the same as in `id` and `hlc`).
+    pub device: String,
+    /// For a put or delete: the stamp of the version the device held when
+    /// it made this change (absent for a first version and for reminder
+    /// ops). Two versions neither of which is based on the other are
+    /// concurrent: the loser of such a pair is logged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<Hlc>,
+    /// What changed.
+    pub body: Body,
+}
+
+/// What an op changes, tagged by `"k"` on the wire.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "k")]
+pub enum Body {
+    /// A calendar created or changed.
+    #[serde(rename = "calendar.put")]
+    CalendarPut {
+        /// The calendar's random uid (never its name).
+        calendar: String,
+        /// Its display name.
+        name: String,
+        /// Its color, if it has one.
+        #[serde(default)]
+        color: Option<String>,
+    },
+    /// A calendar deleted (a tombstone).
+    #[serde(rename = "calendar.delete")]
+    CalendarDelete {
+        /// The calendar's uid.
+        calendar: String,
+    },
+    /// A series (every VEVENT of one UID) created or changed.
+    #[serde(rename = "series.put")]
+    SeriesPut {
+        /// The uid of its calendar.
+        calendar: String,
+        /// The event UID.
+        uid: String,
+        /// Every VEVENT of the series: master first, then overrides.
+        ics: String,
+    },
+    /// A series deleted (a tombstone).
+    #[serde(rename = "series.delete")]
+    SeriesDelete {
+        /// The uid of its calendar.
+        calendar: String,
+        /// The event UID.
+        uid: String,
+    },
+    /// A reminder dismissed everywhere (absorbing).
+    #[serde(rename = "reminder.dismiss")]
+    ReminderDismiss {
+        /// The base reminder instance key (no `~snooze@…` part).
+        key: String,
+    },
+    /// A reminder snoozed until an instant.
+    #[serde(rename = "reminder.snooze")]
+    ReminderSnooze {
+        /// The base reminder instance key.
+        key: String,
+        /// When it comes back (RFC 3339 UTC on the wire).
+        #[serde(with = "crate::utc")]
+        until: DateTime<Utc>,
+    },
+}
+
+/// What an op does to its entity, for the merge rules and compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// A put or a delete of a last-writer-wins register (calendar, series).
+    Write,
+    /// A reminder dismissal.
+    Dismiss,
+    /// A reminder snooze until this instant.
+    Snooze(DateTime<Utc>),
+}
+
+impl Body {
+    /// The entity last-writer-wins is decided per: `calendar/UID`,
+    /// `series/CAL/UID` or `reminder/KEY`.
+    #[must_use]
+    pub fn entity(&self) -> String {
+        match self {
+            Self::CalendarPut { calendar, .. } | Self::CalendarDelete { calendar } => {
+                format!("calendar/{calendar}")
+            }
+            Self::SeriesPut { calendar, uid, .. } | Self::SeriesDelete { calendar, uid } => {
+                format!("series/{calendar}/{uid}")
+            }
+            Self::ReminderDismiss { key } | Self::ReminderSnooze { key, .. } => {
+                format!("reminder/{key}")
+            }
+        }
+    }
+
+    /// The wire name of its kind (`"series.put"`, …).
+    #[must_use]
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::CalendarPut { .. } => "calendar.put",
+            Self::CalendarDelete { .. } => "calendar.delete",
+            Self::SeriesPut { .. } => "series.put",
+            Self::SeriesDelete { .. } => "series.delete",
+            Self::ReminderDismiss { .. } => "reminder.dismiss",
+            Self::ReminderSnooze { .. } => "reminder.snooze",
+        }
+    }
+
+    /// What it does to its entity.
+    #[must_use]
+    pub fn effect(&self) -> Effect {
+        match self {
+            Self::ReminderDismiss { .. } => Effect::Dismiss,
+            Self::ReminderSnooze { until, .. } => Effect::Snooze(*until),
+            _ => Effect::Write,
+        }
+    }
+
+    /// Whether it is a tombstone (`*.delete`).
+    #[must_use]
+    pub fn is_delete(&self) -> bool {
+        matches!(
+            self,
+            Self::CalendarDelete { .. } | Self::SeriesDelete { .. }
+        )
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        match self {
+            Self::CalendarPut {
+                calendar,
+                name,
+                color,
+            } => {
+                check_id("calendar", calendar)?;
+                check_name("name", name)?;
+                color.as_deref().map_or(Ok(()), |c| check_name("color", c))
+            }
+            Self::CalendarDelete { calendar } => check_id("calendar", calendar),
+            Self::SeriesPut { calendar, uid, ics } => {
+                check_id("calendar", calendar)?;
+                check_id("uid", uid)?;
+                if ics.len() > MAX_ICS_BYTES {
+                    return Err(format!("ics is {} bytes, over {MAX_ICS_BYTES}", ics.len()));
+                }
+                if ics
+                    .chars()
+                    .any(|c| c.is_control() && !matches!(c, '\t' | '\r' | '\n'))
+                {
+                    return Err("ics contains a control character other than tab, CR, LF".into());
+                }
+                Ok(())
+            }
+            Self::SeriesDelete { calendar, uid } => {
+                check_id("calendar", calendar)?;
+                check_id("uid", uid)
+            }
+            Self::ReminderDismiss { key } | Self::ReminderSnooze { key, .. } => {
+                check_id("key", key)
+            }
+        }
+    }
+}
+
+impl Op {
+    /// The op numbered `n` (from 1) of `hlc.device`.
+    #[must_use]
+    pub fn new(n: u64, hlc: Hlc, body: Body) -> Self {
+        Self {
+            id: format!("{}:{n}", hlc.device),
+            device: hlc.device.clone(),
+            hlc,
+            base: None,
+            body,
+        }
+    }
+
+    /// The entity it changes (see [`Body::entity`]).
+    #[must_use]
+    pub fn entity(&self) -> String {
+        self.body.entity()
+    }
+
+    /// Checks the bounds of `docs/sync-protocol.md`: `device` is a device
+    /// id, `id` is `DEVICE:N` with N ≥ 1 and the same device, the stamp was
+    /// issued by that device, and the body's fields are within their bounds.
+    ///
+    /// # Errors
+    /// A message naming the field.
+    pub fn validate(&self) -> Result<(), String> {
+        check_device("device", &self.device)?;
+        check_id("id", &self.id)?;
+        let n = self
+            .id
+            .strip_prefix(self.device.as_str())
+            .and_then(|rest| rest.strip_prefix(':'));
+        let counted = n.is_some_and(|n| {
+            !n.is_empty()
+                && !n.starts_with('0')
+                && n.len() <= 19
+                && n.bytes().all(|b| b.is_ascii_digit())
+        });
+        if !counted {
+            return Err(format!(
+                "id {:.80?} is not {}:N with N a number from 1",
+                self.id, self.device
+            ));
+        }
+        if self.hlc.device != self.device {
+            return Err(format!(
+                "hlc {} was not issued by the op's device {}",
+                self.hlc, self.device
+            ));
+        }
+        self.body.validate()
+    }
+}

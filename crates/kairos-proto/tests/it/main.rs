@@ -1,0 +1,9 @@
+//! Integration tests of the protocol crate, one binary (STYLE.md).
+
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
+mod corpus;
+mod hlc;
+mod merge;
+mod support;
+mod wire;
