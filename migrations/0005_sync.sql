@@ -8,7 +8,11 @@
 --               row the server has already is harmless (ops are keyed by id).
 -- * registers — last-writer-wins state per synced entity (`calendar/UID`,
 --               `series/CAL/UID`): the hybrid-logical-clock stamp of the
---               version this device holds, and whether it is a tombstone.
+--               version this device holds, whether it is a tombstone, and
+--               the stamp of the version it was made on top of (`base`,
+--               NULL for a first version): two versions neither of which
+--               is based on the other are concurrent, and the loser is
+--               logged.
 -- * acks      — per reminder (base instance key), the acknowledgement
 --               record (RFC 9074), kept apart from the event: kairos-proto's
 --               AckState as JSON. It only moves forward.
@@ -26,7 +30,8 @@ CREATE TABLE outbox (
 CREATE TABLE registers (
     entity  TEXT    PRIMARY KEY,
     hlc     TEXT    NOT NULL,
-    deleted INTEGER NOT NULL CHECK (deleted = 0 OR deleted = 1)
+    deleted INTEGER NOT NULL CHECK (deleted = 0 OR deleted = 1),
+    base    TEXT
 ) STRICT, WITHOUT ROWID;
 
 CREATE TABLE acks (

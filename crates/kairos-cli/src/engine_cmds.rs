@@ -26,11 +26,28 @@ pub fn default_db() -> PathBuf {
     base.join("kairos").join("kairos.db")
 }
 
-fn open(db: &Path) -> Result<Store> {
+/// Opens (creating) the database. A new file is made readable by its owner
+/// only (it may come to hold a sync token), and so are its WAL files.
+pub fn open(db: &Path) -> Result<Store> {
     if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    Ok(Store::open(db)?)
+    let new = !db.exists();
+    let store = Store::open(db)?;
+    if new {
+        owner_only(db);
+    }
+    Ok(store)
+}
+
+/// Mode 0600 for the database and its `-wal`/`-shm` files.
+fn owner_only(db: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    for suffix in ["", "-wal", "-shm"] {
+        let mut p = db.as_os_str().to_owned();
+        p.push(suffix);
+        let _ = std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600));
+    }
 }
 
 /// The clock: the system's, shifted by `--clock-offset` seconds or by the
@@ -48,7 +65,7 @@ pub fn import(
     file: &Path,
     calendar: Option<&str>,
     tz: Option<&str>,
-    clock: &dyn Clock,
+    clock: Arc<dyn Clock>,
 ) -> Result<()> {
     let cal = load(file)?;
     let name = calendar
@@ -65,11 +82,15 @@ pub fn import(
         Config::default().horizon,
         floating,
     )?;
-    kairos_engine::daemon::notify_running(db);
+    drop(store);
+    let note = crate::sync_cmds::push_after_change(db, clock);
     println!(
         "{}",
         json!({"calendar": name, "events": r.events, "changed": r.changed, "dropped": r.dropped, "scheduled": r.scheduled})
     );
+    if let Some(note) = note {
+        eprintln!("kairos: {note}");
+    }
     Ok(())
 }
 
@@ -129,13 +150,26 @@ pub fn daemon(db: &Path, sink_spec: &str, tz: Option<&str>, clock: Arc<dyn Clock
         floating: floating_zone(tz)?,
         ..Config::default()
     };
+    let floating = config.floating;
     let mut engine = Engine::new(store, clock.clone(), vec![channel], config);
-    rt.block_on(async move {
-        let changed = Arc::new(tokio::sync::Notify::new());
+    let changed = Arc::new(tokio::sync::Notify::new());
+    let outbox = Arc::new(tokio::sync::Notify::new());
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let sync = start_sync(
+        db,
+        &engine,
+        &changed,
+        &outbox,
+        stopped,
+        clock.clone(),
+        floating,
+    )?;
+    let result = rt.block_on(async move {
         let notify = changed.clone();
         tokio::spawn(async move {
             while usr1.recv().await.is_some() {
                 notify.notify_one();
+                outbox.notify_one();
             }
         });
         let shutdown = async move {
@@ -147,22 +181,78 @@ pub fn daemon(db: &Path, sink_spec: &str, tz: Option<&str>, clock: Arc<dyn Clock
         kairos_engine::daemon::run(&mut engine, clock, changed, shutdown)
             .await
             .map_err(anyhow::Error::from)
-    })?;
-    Ok(())
+    });
+    let _ = stop.send(true);
+    if let Some(t) = sync {
+        let _ = t.join();
+    }
+    result
 }
 
-/// `kairos dismiss`: acknowledged; it will not fire (again).
-pub fn dismiss(db: &Path, key: &str, clock: &dyn Clock) -> Result<()> {
+/// On a paired database, the live sync client on its own thread: what it
+/// applies wakes the engine, and reminders shown here that were
+/// acknowledged elsewhere go to the engine to be withdrawn.
+fn start_sync(
+    db: &Path,
+    engine: &Engine,
+    changed: &Arc<tokio::sync::Notify>,
+    outbox: &Arc<tokio::sync::Notify>,
+    stop: tokio::sync::watch::Receiver<bool>,
+    clock: Arc<dyn Clock>,
+    floating: chrono_tz::Tz,
+) -> Result<Option<std::thread::JoinHandle<()>>> {
+    let store = open(db)?;
+    if kairos_engine::sync::identity(&store)?.is_none() {
+        return Ok(None);
+    }
+    let withdraw = engine.withdrawals();
+    let wake = changed.clone();
+    let live = kairos_sync::live::Live {
+        db: db.to_owned(),
+        applier: kairos_sync::Applier {
+            clock,
+            floating,
+            horizon: Config::default().horizon,
+        },
+        tls: crate::sync_cmds::tls(&store)?,
+        outbox: outbox.clone(),
+        on_applied: Box::new(move |applied| {
+            for w in applied.withdrawals {
+                let _ = withdraw.send(w);
+            }
+            if applied.applied > 0 {
+                wake.notify_one();
+            }
+        }),
+        stop,
+    };
+    Ok(Some(kairos_sync::live::spawn(live)?))
+}
+
+/// `kairos dismiss`: acknowledged; it will not fire (again). On a paired
+/// database it goes to the other devices too, unless `here`.
+pub fn dismiss(db: &Path, key: &str, here: bool, clock: Arc<dyn Clock>) -> Result<()> {
     let mut store = open(db)?;
-    kairos_engine::actions::dismiss(&mut store, key, clock.now())?;
-    kairos_engine::daemon::notify_running(db);
-    println!("{}", json!({"key": key, "state": "acknowledged"}));
+    if here {
+        kairos_engine::actions::dismiss_here(&mut store, key, clock.now())?;
+        kairos_engine::daemon::notify_running(db);
+    } else {
+        kairos_engine::actions::dismiss(&mut store, key, clock.now())?;
+        drop(store);
+        if let Some(note) = crate::sync_cmds::push_after_change(db, clock) {
+            eprintln!("kairos: {note}");
+        }
+    }
+    println!(
+        "{}",
+        json!({"key": key, "state": "acknowledged", "here_only": here})
+    );
     Ok(())
 }
 
 /// `kairos snooze`: a new instance `DURATION` from now (RFC 9074: a snooze is
 /// its own alarm, related to the one it snoozes).
-pub fn snooze(db: &Path, key: &str, duration: &str, clock: &dyn Clock) -> Result<()> {
+pub fn snooze(db: &Path, key: &str, duration: &str, clock: Arc<dyn Clock>) -> Result<()> {
     let d =
         kairos_core::ics::values::duration(&format!("PT{}", duration.trim().to_ascii_uppercase()))
             .or_else(|_| kairos_core::ics::values::duration(duration))
@@ -176,7 +266,10 @@ pub fn snooze(db: &Path, key: &str, duration: &str, clock: &dyn Clock) -> Result
     }
     let mut store = open(db)?;
     let (new_key, at) = kairos_engine::actions::snooze(&mut store, key, d.approx(), clock.now())?;
-    kairos_engine::daemon::notify_running(db);
+    drop(store);
+    if let Some(note) = crate::sync_cmds::push_after_change(db, clock) {
+        eprintln!("kairos: {note}");
+    }
     println!(
         "{}",
         json!({"key": new_key, "snooze_of": key, "trigger": at.to_rfc3339()})

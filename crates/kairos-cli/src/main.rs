@@ -5,6 +5,7 @@
 mod agenda;
 mod calendar_cmds;
 mod engine_cmds;
+mod sync_cmds;
 
 use std::process::ExitCode;
 
@@ -79,10 +80,19 @@ enum Command {
         /// How long.
         duration: String,
     },
-    /// Dismisses a reminder: it will not fire (again).
+    /// Dismisses a reminder: it will not fire (again), here and on the
+    /// account's other devices.
     Dismiss {
         /// The reminder's key.
         key: String,
+        /// On this device only: the other devices still remind.
+        #[arg(long)]
+        here: bool,
+    },
+    /// Sync between a person's devices (see docs/sync-protocol.md).
+    Sync {
+        #[command(subcommand)]
+        cmd: sync_cmds::SyncCmd,
     },
     /// Why a reminder fired, did not fire, or will fire when.
     Why {
@@ -113,19 +123,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let db = cli.db.clone().unwrap_or_else(engine_cmds::default_db);
     let clock = engine_cmds::clock(cli.clock_offset, cli.clock_offset_file.as_deref())?;
     match cli.command {
-        Command::Import { file, calendar, tz } => engine_cmds::import(
-            &db,
-            &file,
-            calendar.as_deref(),
-            tz.as_deref(),
-            clock.as_ref(),
-        ),
+        Command::Import { file, calendar, tz } => {
+            engine_cmds::import(&db, &file, calendar.as_deref(), tz.as_deref(), clock)
+        }
         Command::Upcoming { limit } => engine_cmds::upcoming(&db, limit),
         Command::Daemon { sink, tz } => engine_cmds::daemon(&db, &sink, tz.as_deref(), clock),
-        Command::Snooze { key, duration } => {
-            engine_cmds::snooze(&db, &key, &duration, clock.as_ref())
-        }
-        Command::Dismiss { key } => engine_cmds::dismiss(&db, &key, clock.as_ref()),
+        Command::Snooze { key, duration } => engine_cmds::snooze(&db, &key, &duration, clock),
+        Command::Dismiss { key, here } => engine_cmds::dismiss(&db, &key, here, clock),
+        Command::Sync { cmd } => sync_cmds::run(&db, cmd, clock),
         Command::Why { key } => engine_cmds::why(&db, &key),
         Command::Log { since } => engine_cmds::log(&db, since.as_deref()),
         Command::Occurrences(a) => calendar_cmds::occurrences(&a),

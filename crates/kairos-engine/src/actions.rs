@@ -5,7 +5,11 @@
 //! with another window's snooze, has exactly one winner.
 
 use chrono::{DateTime, Duration, Utc};
-use kairos_store::{NewInstance, State, Store, StoreError};
+use kairos_proto::{AckState, Body, Hlc, Op};
+use kairos_store::{State, Store, StoreError, Tx};
+
+use crate::sync::acks::{base_key, enforce, snooze_key};
+use crate::sync::record;
 
 /// Why an action did nothing.
 #[derive(Debug, thiserror::Error)]
@@ -59,16 +63,45 @@ fn not_changed(store: &Store, key: &str) -> ActionError {
     }
 }
 
-/// Acknowledges `key`: it will not fire (again).
+/// Acknowledges the reminder `key` belongs to, everywhere: it (and any
+/// snooze of it) will not fire again, here or, once synced, on the account's
+/// other devices. Recorded for sync in the same transaction.
 ///
 /// # Errors
 /// Unknown key, a state it does not apply to, store failures.
 pub fn dismiss(store: &mut Store, key: &str, now: DateTime<Utc>) -> Result<(), ActionError> {
+    applicable(store, key, &DISMISSABLE)?;
+    let base = base_key(key).to_owned();
+    let body = Body::ReminderDismiss { key: base.clone() };
+    store.write(|tx| -> Result<(), StoreError> {
+        let ack = acknowledge(tx, body, now)?;
+        // The instance named must end acknowledged even when it is not of
+        // the reminder's instances this device knows by base (legacy
+        // chained snooze keys).
+        enforce(tx, &base, &ack, "here", now)?;
+        tx.transition(
+            key,
+            &DISMISSABLE,
+            State::Acknowledged,
+            "dismissed by the user",
+            now,
+        )?;
+        Ok(())
+    })?;
+    Ok(())
+}
+
+/// Hides `key` on this device only ("hide here"): not recorded for sync,
+/// so the account's other devices still remind.
+///
+/// # Errors
+/// Unknown key, a state it does not apply to, store failures.
+pub fn dismiss_here(store: &mut Store, key: &str, now: DateTime<Utc>) -> Result<(), ActionError> {
     if store.transition(
         key,
         &DISMISSABLE,
         State::Acknowledged,
-        "dismissed by the user",
+        "dismissed on this device only",
         now,
     )? {
         Ok(())
@@ -77,12 +110,14 @@ pub fn dismiss(store: &mut Store, key: &str, now: DateTime<Utc>) -> Result<(), A
     }
 }
 
-/// Snoozes `key` for `length`: the instance becomes `snoozed` and a new one,
-/// keyed `KEY~snooze@<instant>`, fires at `now + length`. Returns the new key
-/// and its trigger.
+/// Snoozes the reminder `key` belongs to for `length`: it becomes
+/// `snoozed` and a new instance, keyed `BASE~snooze@<instant>` (the same on
+/// every device), fires at `now + length`; an earlier snooze of the same
+/// reminder is replaced. Recorded for sync. Returns the new key and its
+/// trigger.
 ///
 /// # Errors
-/// Unknown key, a state it does not apply to, a length outside 1 min – 7 days,
+/// Unknown key, a state it does not apply to, a length outside 1 s – 7 days,
 /// store failures.
 pub fn snooze(
     store: &mut Store,
@@ -93,39 +128,61 @@ pub fn snooze(
     if length < Duration::seconds(1) || length > Duration::days(7) {
         return Err(ActionError::BadLength(length.num_seconds()));
     }
-    let Some(orig) = store.get(key)? else {
-        return Err(ActionError::NotFound(key.to_owned()));
+    applicable(store, key, &SNOOZABLE)?;
+    // Whole seconds: the key names the second, and every device must
+    // compute the same one.
+    let at = DateTime::from_timestamp(now.timestamp() + length.num_seconds(), 0).unwrap_or(now);
+    let base = base_key(key).to_owned();
+    let body = Body::ReminderSnooze {
+        key: base.clone(),
+        until: at,
     };
-    let at = now + length;
-    let new_key = format!("{key}~snooze@{}", at.format("%Y%m%dT%H%M%SZ"));
-    let done = store.write(|tx| -> Result<bool, StoreError> {
-        if !tx.transition(
-            key,
-            &SNOOZABLE,
-            State::Snoozed,
-            &format!("snoozed until {}", at.to_rfc3339()),
-            now,
-        )? {
-            return Ok(false);
-        }
-        let inst = NewInstance {
-            key: new_key.clone(),
-            calendar: orig.calendar,
-            event_uid: orig.event_uid.clone(),
-            occurrence: orig.occurrence.clone(),
-            alarm: orig.alarm.clone(),
-            repetition: orig.repetition,
-            rule_version: orig.rule_version,
-            trigger_at: at,
-            snooze_of: Some(key.to_owned()),
-            payload: orig.payload.clone(),
-        };
-        tx.insert_instances(&[inst], now)?;
-        Ok(true)
+    store.write(|tx| -> Result<(), StoreError> {
+        let ack = acknowledge(tx, body, now)?;
+        enforce(tx, &base, &ack, "here", now)?;
+        Ok(())
     })?;
-    if done {
-        Ok((new_key, at))
-    } else {
-        Err(not_changed(store, key))
+    Ok((snooze_key(&base, at), at))
+}
+
+/// Fails unless `key` exists in one of `states`.
+fn applicable(store: &Store, key: &str, states: &[State]) -> Result<(), ActionError> {
+    match store.get(key)? {
+        None => Err(ActionError::NotFound(key.to_owned())),
+        Some(i) if states.contains(&i.state) => Ok(()),
+        Some(i) => Err(ActionError::NotApplicable {
+            key: key.to_owned(),
+            state: i.state,
+        }),
     }
+}
+
+/// Records an acknowledgement made here and returns the reminder's merged
+/// record. On a database that never joined an account nothing is
+/// recorded; the record is this op alone.
+fn acknowledge(tx: &Tx<'_>, body: Body, now: DateTime<Utc>) -> Result<AckState, StoreError> {
+    if let Some(op) = record(tx, body.clone(), now)? {
+        let base = match &op.body {
+            Body::ReminderDismiss { key } | Body::ReminderSnooze { key, .. } => key.clone(),
+            _ => String::new(),
+        };
+        return Ok(tx
+            .ack(&base)?
+            .map(|t| crate::sync::decode_ack(&t))
+            .unwrap_or_default());
+    }
+    let op = Op {
+        id: "local:0".to_owned(),
+        hlc: Hlc {
+            ms: u64::try_from(now.timestamp_millis()).unwrap_or(0),
+            counter: 0,
+            device: "local".to_owned(),
+        },
+        device: "local".to_owned(),
+        base: None,
+        body,
+    };
+    let mut ack = AckState::default();
+    ack.apply(&op);
+    Ok(ack)
 }

@@ -40,6 +40,29 @@ pub struct Reminder {
     pub status: &'static str,
 }
 
+/// Why a reminder shown here is taken back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WithdrawReason {
+    /// Dismissed (on another device, or here by another window).
+    Dismissed,
+    /// Snoozed: it comes back at the snooze's time.
+    Snoozed,
+}
+
+/// A reminder a channel showed that must be taken back: it was
+/// acknowledged elsewhere.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Withdrawal {
+    /// The key of the instance that was shown.
+    #[serde(rename = "withdrawn")]
+    pub key: String,
+    /// The device that acknowledged it.
+    pub by: String,
+    /// Dismissed or snoozed.
+    pub reason: WithdrawReason,
+}
+
 /// A failed delivery, classified.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
@@ -70,6 +93,13 @@ pub trait Channel: Send + Sync {
 
     /// Delivers one reminder.
     fn deliver<'a>(&'a self, reminder: &'a Reminder) -> Delivery<'a>;
+
+    /// Takes back a reminder this channel delivered (a notification is
+    /// closed). Best effort: what cannot be taken back (a command that ran)
+    /// is left alone, which is the default.
+    fn withdraw(&self, withdrawal: &Withdrawal) {
+        let _ = withdrawal;
+    }
 }
 
 /// One JSON object per line, flushed before `deliver` returns: once the
@@ -119,6 +149,18 @@ impl Channel for StdoutChannel {
                     DeliveryError::new(FailureKind::Retryable, format!("writing to stdout: {e}"))
                 })
         })
+    }
+
+    /// One line: `{"withdrawn":KEY,"by":DEVICE,"reason":"dismissed"|"snoozed"}`.
+    fn withdraw(&self, withdrawal: &Withdrawal) {
+        let Ok(line) = serde_json::to_string(withdrawal) else {
+            return;
+        };
+        let mut out = self
+            .out
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _ = writeln!(out, "{line}").and_then(|()| out.flush());
     }
 }
 

@@ -64,26 +64,36 @@ impl InstanceLock {
 }
 
 /// Tells the daemon running on `db`, if any, that the database changed
-/// (SIGUSR1 to the PID in the lock file), so it re-plans at once instead of
-/// at its next wake-up. Quietly does nothing when no daemon runs.
-pub fn notify_running(db: &Path) {
+/// (SIGUSR1 to the PID in the lock file), so it re-plans (and pushes what
+/// sync has to push) at once instead of at its next wake-up. Quietly does
+/// nothing when no daemon runs. Returns whether one was told.
+pub fn notify_running(db: &Path) -> bool {
     let mut path = db.as_os_str().to_owned();
     path.push(".lock");
     let Ok(mut file) = File::open(PathBuf::from(path)) else {
-        return;
+        return false;
     };
     // Only a held lock means a live daemon (a stale file keeps an old PID).
     if file.try_lock_shared().is_ok() {
-        return;
+        return false;
     }
     let mut pid = String::new();
     let _ = file.read_to_string(&mut pid);
-    if let Ok(pid) = pid.trim().parse::<i32>() {
-        let _ = nix::sys::signal::kill(
+    pid.trim().parse::<i32>().is_ok_and(|pid| {
+        nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(pid),
             nix::sys::signal::Signal::SIGUSR1,
-        );
-    }
+        )
+        .is_ok()
+    })
+}
+
+/// Whether a daemon (or the desktop app) holds `db`'s lock now.
+#[must_use]
+pub fn is_running(db: &Path) -> bool {
+    let mut path = db.as_os_str().to_owned();
+    path.push(".lock");
+    File::open(PathBuf::from(path)).is_ok_and(|f| f.try_lock_shared().is_err())
 }
 
 /// Runs the engine until `shutdown` completes: recover, then forever
@@ -119,6 +129,7 @@ pub async fn run_observed(
     let mut timer = WallTimer::new().map_err(|e| EngineError::Timer(e.to_string()))?;
     tokio::pin!(shutdown);
     loop {
+        engine.withdraw_pending();
         engine.materialise()?;
         let mut n = 0;
         loop {

@@ -2,6 +2,11 @@
 //! an edited event's pending instances are recomputed in the same
 //! transaction; delivered ones stay (and, having the same key when only text
 //! changed, are never sent again).
+//!
+//! One path for every change of a series: [`write_series`] (in the caller's
+//! transaction) is what a file import, an edit in the app and an op from
+//! another device all end in. Local changes are also recorded for sync
+//! ([`crate::sync::record`]) in the same transaction.
 
 use std::collections::BTreeSet;
 
@@ -9,10 +14,12 @@ use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
 use kairos_core::Limits;
 use kairos_core::model::{Calendar, Event, When, Zone};
-use kairos_store::{NewInstance, Store, StoreError};
+use kairos_proto::Body;
+use kairos_store::{CalendarId, NewInstance, Store, StoreError, Tx};
 
 use crate::engine::EngineError;
-use crate::materialise::{CalendarLabel, fingerprint, plan};
+use crate::materialise::{CalendarLabel, Planned, fingerprint, plan};
+use crate::sync::{acks, record, series_text};
 
 /// Meta key: instances exist for every trigger before this instant.
 pub const MATERIALISED_UNTIL: &str = "materialised_until";
@@ -93,8 +100,137 @@ pub(crate) fn zone_named(value: Option<String>, fallback: Tz) -> Tz {
     value.and_then(|z| z.parse().ok()).unwrap_or(fallback)
 }
 
+/// Where a series is written and how its reminders are planned.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Target<'a> {
+    /// The calendar's row.
+    pub cal_id: CalendarId,
+    /// Its uid and name.
+    pub label: CalendarLabel<'a>,
+    /// Now.
+    pub now: DateTime<Utc>,
+    /// Reminders are planned up to here (the materialised horizon).
+    pub until: DateTime<Utc>,
+    /// The zone of floating times.
+    pub floating: Tz,
+}
+
+impl<'a> Target<'a> {
+    /// The target for calendar `cal` of `store` at `now`.
+    pub(crate) fn of(
+        store: &Store,
+        cal_id: CalendarId,
+        label: CalendarLabel<'a>,
+        now: DateTime<Utc>,
+        horizon: Duration,
+        floating: Tz,
+    ) -> Result<Self, EngineError> {
+        Ok(Self {
+            cal_id,
+            label,
+            now,
+            until: materialised_until(store)?.unwrap_or(now + horizon).max(now),
+            floating: database_zone(store, floating)?,
+        })
+    }
+
+    fn plan(&self, cal: &Calendar, uid: &str) -> Result<Vec<Planned>, EngineError> {
+        if self.until <= self.now || cal.events.is_empty() {
+            return Ok(Vec::new());
+        }
+        plan(
+            self.label,
+            cal,
+            self.now,
+            self.until,
+            self.floating,
+            &Limits::default(),
+        )
+        .map_err(|source| EngineError::Calendar {
+            calendar: self.label.name.to_owned(),
+            uid: uid.to_owned(),
+            source,
+        })
+    }
+}
+
+/// Replaces every component (master and overrides) of series `uid` with
+/// `comps` (all of that `UID`; empty deletes the series) and recomputes its
+/// pending instances, in the caller's transaction. Delivered instances
+/// whose schedule did not change keep their keys and are not sent again.
+/// Returns (dropped, scheduled).
+///
+/// # Errors
+/// Store failures; the core's expansion limits.
+pub(crate) fn write_series(
+    tx: &Tx<'_>,
+    t: &Target<'_>,
+    uid: &str,
+    comps: &[Event],
+) -> Result<(usize, usize), EngineError> {
+    let planned = t.plan(&one_calendar(comps), uid)?;
+    tx.delete_event(t.cal_id, uid, None)?;
+    for ev in comps {
+        let rid = ev.recurrence_id.as_ref().map(rid_text).unwrap_or_default();
+        tx.put_event(
+            t.cal_id,
+            uid,
+            &rid,
+            &component_text(ev),
+            fingerprint(ev),
+            t.now,
+        )?;
+    }
+    let uids = BTreeSet::from([uid]);
+    let done = reschedule(tx, t.cal_id, &uids, &planned, t.now)?;
+    tx.meta_set(MATERIALISED_UNTIL, &t.until.to_rfc3339())?;
+    Ok(done)
+}
+
+fn one_calendar(comps: &[Event]) -> Calendar {
+    Calendar {
+        name: None,
+        events: comps.to_vec(),
+        extra: Vec::new(),
+    }
+}
+
+/// The calendar called `name` (created, and recorded for sync, if new),
+/// with its uid.
+fn calendar_named(
+    store: &mut Store,
+    name: &str,
+    now: DateTime<Utc>,
+) -> Result<(CalendarId, String), EngineError> {
+    store.write(|tx| -> Result<_, EngineError> {
+        let known = tx.calendars()?.into_iter().find(|c| c.name == name);
+        if let Some(c) = known {
+            return Ok((c.id, c.uid));
+        }
+        let id = tx.ensure_calendar(name, now)?;
+        // Created just above, in this transaction.
+        let Some(c) = tx.calendars()?.into_iter().find(|c| c.id == id) else {
+            return Err(EngineError::Store(StoreError::NotFound {
+                path: String::new(),
+                what: format!("calendar {name:?}"),
+            }));
+        };
+        record(
+            tx,
+            Body::CalendarPut {
+                calendar: c.uid.clone(),
+                name: c.name,
+                color: c.color,
+            },
+            now,
+        )?;
+        Ok((c.id, c.uid))
+    })
+}
+
 /// Stores `cal`'s events under calendar `name` (created if needed) and
 /// schedules their reminders from `now` up to the materialisation horizon.
+/// Each series that changed is recorded for sync.
 ///
 /// # Errors
 /// Store failures; the core's expansion limits.
@@ -106,28 +242,13 @@ pub fn import(
     horizon: Duration,
     floating: Tz,
 ) -> Result<ImportReport, EngineError> {
-    let limits = Limits::default();
-    let floating = database_zone(store, floating)?;
-    let until = materialised_until(store)?.unwrap_or(now + horizon).max(now);
-    let cal_id = store.ensure_calendar(name, now)?;
-    let uid = calendar_uid(store, cal_id)?;
-    let planned = if until > now {
-        plan(
-            CalendarLabel { uid: &uid, name },
-            cal,
-            now,
-            until,
-            floating,
-            &limits,
-        )
-    } else {
-        Ok(Vec::new())
-    }
-    .map_err(|source| EngineError::Calendar {
-        calendar: name.to_owned(),
-        uid: "(file)".into(),
-        source,
-    })?;
+    let (cal_id, cal_uid) = calendar_named(store, name, now)?;
+    let label = CalendarLabel {
+        uid: &cal_uid,
+        name,
+    };
+    let t = Target::of(store, cal_id, label, now, horizon, floating)?;
+    let planned = t.plan(cal, "(file)")?;
     let mut report = ImportReport {
         events: cal.events.len(),
         ..ImportReport::default()
@@ -151,33 +272,28 @@ pub fn import(
         let (dropped, scheduled) = reschedule(tx, cal_id, &changed_uids, &planned, now)?;
         report.dropped = dropped;
         report.scheduled = scheduled;
-        tx.meta_set(MATERIALISED_UNTIL, &until.to_rfc3339())?;
+        tx.meta_set(MATERIALISED_UNTIL, &t.until.to_rfc3339())?;
+        for uid in changed_uids {
+            let stored = tx.series_events(cal_id, uid)?;
+            let body = Body::SeriesPut {
+                calendar: cal_uid.clone(),
+                uid: uid.to_owned(),
+                ics: series_text(stored.iter().map(|e| &e.ics)),
+            };
+            record(tx, body, now)?;
+        }
         Ok(())
     })?;
     Ok(report)
 }
 
-/// The uid of calendar `id`.
-fn calendar_uid(store: &Store, id: kairos_store::CalendarId) -> Result<String, EngineError> {
-    store
-        .calendars()?
-        .into_iter()
-        .find(|c| c.id == id)
-        .map(|c| c.uid)
-        .ok_or_else(|| {
-            EngineError::Store(StoreError::NotFound {
-                path: store.path().to_owned(),
-                what: format!("calendar {}", id.0),
-            })
-        })
-}
-
-/// Drops the pending instances of `uids` and inserts their planned ones.
+/// Drops the pending instances of `uids` and inserts their planned ones
+/// (those of reminders acknowledged already follow their record at once).
 fn reschedule(
-    tx: &kairos_store::Tx<'_>,
-    cal_id: kairos_store::CalendarId,
+    tx: &Tx<'_>,
+    cal_id: CalendarId,
     uids: &BTreeSet<&str>,
-    planned: &[crate::materialise::Planned],
+    planned: &[Planned],
     now: DateTime<Utc>,
 ) -> Result<(usize, usize), StoreError> {
     let mut dropped = 0;
@@ -188,31 +304,20 @@ fn reschedule(
     let new: Vec<NewInstance> = planned
         .iter()
         .filter(|p| uids.contains(p.uid.as_str()))
-        .map(|p| NewInstance {
-            key: p.key.clone(),
-            calendar: cal_id,
-            event_uid: p.uid.clone(),
-            occurrence: p.occurrence.clone(),
-            alarm: p.alarm.clone(),
-            repetition: p.repetition,
-            rule_version: p.fingerprint,
-            trigger_at: p.trigger,
-            snooze_of: None,
-            payload: serde_json::to_string(&p.payload).unwrap_or_else(|_| "{}".into()),
-        })
+        .map(|p| p.instance(cal_id))
         .collect();
-    Ok((dropped, tx.insert_instances(&new, now)?))
+    let added = tx.insert_instances(&new, now)?;
+    acks::enforce_on_new(tx, new.iter().map(|i| &i.key), now)?;
+    Ok((dropped, added))
 }
 
 /// Replaces every component (master and overrides) of series `uid` in
 /// calendar `name` with `comps` (all of that `UID`; empty deletes the
-/// series), and recomputes its pending instances, in one transaction.
-/// Delivered instances whose schedule did not change keep their keys and
-/// are not sent again.
+/// series), recomputes its pending instances and records the change for
+/// sync, in one transaction.
 ///
 /// # Errors
-/// Store failures; the core's expansion limits; a component of another UID.
-#[allow(clippy::too_many_arguments)]
+/// Store failures; the core's expansion limits.
 pub fn replace_series(
     store: &mut Store,
     name: &str,
@@ -222,47 +327,34 @@ pub fn replace_series(
     horizon: Duration,
     floating: Tz,
 ) -> Result<ImportReport, EngineError> {
-    let limits = Limits::default();
-    let floating = database_zone(store, floating)?;
-    let cal = Calendar {
-        name: None,
-        events: comps.to_vec(),
-        extra: Vec::new(),
-    };
-    let until = materialised_until(store)?.unwrap_or(now + horizon).max(now);
-    let cal_id = store.ensure_calendar(name, now)?;
-    let cal_uid = calendar_uid(store, cal_id)?;
+    let (cal_id, cal_uid) = calendar_named(store, name, now)?;
     let label = CalendarLabel {
         uid: &cal_uid,
         name,
     };
-    let planned = if until > now && !comps.is_empty() {
-        plan(label, &cal, now, until, floating, &limits)
-    } else {
-        Ok(Vec::new())
-    }
-    .map_err(|source| EngineError::Calendar {
-        calendar: name.to_owned(),
-        uid: uid.to_owned(),
-        source,
+    let t = Target::of(store, cal_id, label, now, horizon, floating)?;
+    let (dropped, scheduled) = store.write(|tx| -> Result<_, EngineError> {
+        let done = write_series(tx, &t, uid, comps)?;
+        let body = if comps.is_empty() {
+            Body::SeriesDelete {
+                calendar: cal_uid.clone(),
+                uid: uid.to_owned(),
+            }
+        } else {
+            let stored = tx.series_events(cal_id, uid)?;
+            Body::SeriesPut {
+                calendar: cal_uid.clone(),
+                uid: uid.to_owned(),
+                ics: series_text(stored.iter().map(|e| &e.ics)),
+            }
+        };
+        record(tx, body, now)?;
+        Ok(done)
     })?;
-    let mut report = ImportReport {
+    Ok(ImportReport {
         events: comps.len(),
         changed: comps.len(),
-        ..ImportReport::default()
-    };
-    store.write(|tx| -> Result<(), EngineError> {
-        tx.delete_event(cal_id, uid, None)?;
-        for ev in comps {
-            let rid = ev.recurrence_id.as_ref().map(rid_text).unwrap_or_default();
-            tx.put_event(cal_id, uid, &rid, &component_text(ev), fingerprint(ev), now)?;
-        }
-        let uids = BTreeSet::from([uid]);
-        let (dropped, scheduled) = reschedule(tx, cal_id, &uids, &planned, now)?;
-        report.dropped = dropped;
-        report.scheduled = scheduled;
-        tx.meta_set(MATERIALISED_UNTIL, &until.to_rfc3339())?;
-        Ok(())
-    })?;
-    Ok(report)
+        dropped,
+        scheduled,
+    })
 }

@@ -21,4 +21,5 @@ pub mod engine;
 pub mod import;
 pub mod materialise;
 pub mod policy;
+pub mod sync;
 pub mod wake;

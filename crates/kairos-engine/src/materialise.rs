@@ -53,6 +53,26 @@ pub struct Planned {
     pub payload: Payload,
 }
 
+impl Planned {
+    /// The instance to store, in calendar `cal`.
+    #[must_use]
+    pub fn instance(&self, cal: kairos_store::CalendarId) -> kairos_store::NewInstance {
+        kairos_store::NewInstance {
+            key: self.key.clone(),
+            calendar: cal,
+            event_uid: self.uid.clone(),
+            occurrence: self.occurrence.clone(),
+            alarm: self.alarm.clone(),
+            repetition: self.repetition,
+            rule_version: self.fingerprint,
+            trigger_at: self.trigger,
+            snooze_of: None,
+            // Strings only: serialising cannot fail.
+            payload: serde_json::to_string(&self.payload).unwrap_or_else(|_| "{}".into()),
+        }
+    }
+}
+
 fn when(out: &mut String, w: &When) {
     match w {
         When::Date(d) => {

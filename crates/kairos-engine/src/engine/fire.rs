@@ -25,6 +25,8 @@
 use chrono::{DateTime, SecondsFormat, Utc};
 use kairos_store::{Delivered, Instance, Outcome, Recorded, State, StoreError};
 
+use super::EngineEvent;
+
 use super::{Engine, EngineError};
 use crate::channel::Reminder;
 use crate::materialise::Payload;
@@ -145,6 +147,13 @@ impl Engine {
             let now = self.clock.now();
             self.record(chunk, &attempts, now)?;
             self.durability.committed(chunk.len());
+            if self.events.receiver_count() > 0 {
+                for c in chunk {
+                    let _ = self.events.send(EngineEvent::Fired {
+                        key: c.inst.key.clone(),
+                    });
+                }
+            }
         }
         Ok(seen)
     }

@@ -20,7 +20,7 @@ use chrono_tz::Tz;
 use kairos_core::Limits;
 use kairos_store::{NewInstance, State, Store, StoreError};
 
-use crate::channel::Channel;
+use crate::channel::{Channel, Withdrawal};
 use crate::clock::Clock;
 use crate::materialise::{CalendarLabel, plan};
 use crate::policy::CatchUp;
@@ -94,6 +94,22 @@ pub struct Stats {
     pub abandoned: u64,
 }
 
+/// What the engine announces to whoever subscribed ([`Engine::subscribe`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EngineEvent {
+    /// A reminder was delivered (and recorded).
+    Fired {
+        /// Its key.
+        key: String,
+    },
+    /// A reminder shown here was acknowledged elsewhere and taken back.
+    Withdrawn(Withdrawal),
+}
+
+/// Where other parts of the process (the sync client) hand the engine
+/// reminders to take back; the engine's loop passes them to its channels.
+pub type WithdrawalSender = std::sync::mpsc::Sender<Withdrawal>;
+
 /// The delivery engine over one store.
 pub struct Engine {
     store: Store,
@@ -103,6 +119,10 @@ pub struct Engine {
     limits: Limits,
     /// Flushes committed outcomes to the disk off the delivery path.
     durability: durable::Durability,
+    /// Withdrawals to pass to the channels (see [`Engine::withdrawals`]).
+    inbox: (WithdrawalSender, std::sync::mpsc::Receiver<Withdrawal>),
+    /// What happened, for subscribers.
+    events: tokio::sync::broadcast::Sender<EngineEvent>,
     /// Counters since start.
     pub stats: Stats,
 }
@@ -131,8 +151,38 @@ impl Engine {
             config,
             limits: Limits::default(),
             durability: durable::Durability::new(),
+            inbox: std::sync::mpsc::channel(),
+            events: tokio::sync::broadcast::channel(1024).0,
             stats: Stats::default(),
         }
+    }
+
+    /// Announcements of what the engine did (fired, withdrawn). A slow
+    /// subscriber misses old ones (it is told how many), never blocks.
+    #[must_use]
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<EngineEvent> {
+        self.events.subscribe()
+    }
+
+    /// A sender for reminders to take back; the loop hands them to the
+    /// channels ([`Engine::withdraw_pending`]) when it next wakes.
+    #[must_use]
+    pub fn withdrawals(&self) -> WithdrawalSender {
+        self.inbox.0.clone()
+    }
+
+    /// Passes every waiting withdrawal to every channel and announces it.
+    /// Returns how many.
+    pub fn withdraw_pending(&mut self) -> usize {
+        let mut n = 0;
+        while let Ok(w) = self.inbox.1.try_recv() {
+            for ch in &self.channels {
+                ch.withdraw(&w);
+            }
+            let _ = self.events.send(EngineEvent::Withdrawn(w));
+            n += 1;
+        }
+        n
     }
 
     /// The store (for the CLI's read-only commands and tests).
@@ -185,21 +235,7 @@ impl Engine {
                         source,
                     }
                 })?;
-            let new: Vec<NewInstance> = planned
-                .into_iter()
-                .map(|p| NewInstance {
-                    key: p.key,
-                    calendar: cal.id,
-                    event_uid: p.uid,
-                    occurrence: p.occurrence,
-                    alarm: p.alarm,
-                    repetition: p.repetition,
-                    rule_version: p.fingerprint,
-                    trigger_at: p.trigger,
-                    snooze_of: None,
-                    payload: serde_json::to_string(&p.payload).unwrap_or_default(),
-                })
-                .collect();
+            let new: Vec<NewInstance> = planned.iter().map(|p| p.instance(cal.id)).collect();
             // Planned in `floating`: if the app moved floating times to
             // another zone meanwhile (and replanned them), these are stale;
             // the next round plans again in the new one.
@@ -209,7 +245,9 @@ impl Engine {
                     if zone_named(tx.meta_get(FLOATING_ZONE)?, fallback) != floating {
                         return Ok(None);
                     }
-                    tx.insert_instances(&new, now).map(Some)
+                    let k = tx.insert_instances(&new, now)?;
+                    crate::sync::acks::enforce_on_new(tx, new.iter().map(|i| &i.key), now)?;
+                    Ok(Some(k))
                 })?;
             match inserted {
                 Some(k) => added += k,

@@ -241,6 +241,20 @@ impl Reader<'_> {
             .at(self.ctx)
     }
 
+    /// The VEVENTs of series `uid` in one calendar, master first.
+    pub fn series_events(&self, calendar: CalendarId, uid: &str) -> Result<Vec<StoredEvent>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {EVENT_COLS} FROM events WHERE calendar_id = ?1 AND uid = ?2
+                 ORDER BY recurrence_id"
+            ))
+            .at(self.ctx)?;
+        stmt.query_map(params![calendar.0, uid], event)
+            .and_then(Iterator::collect)
+            .at(self.ctx)
+    }
+
     /// Every VEVENT of every calendar.
     pub fn all_events(&self) -> Result<Vec<StoredEvent>> {
         let mut stmt = self

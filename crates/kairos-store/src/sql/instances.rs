@@ -207,6 +207,18 @@ impl Reader<'_> {
             .at(self.ctx)
     }
 
+    /// A reminder's instances: the one keyed `base` and its snoozes
+    /// (`base~snooze@…`), by key. One range scan of the key index.
+    pub fn reminder_instances(&self, base: &str) -> Result<Vec<Instance>> {
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT {COLS} FROM instances WHERE key = ?1
+                 OR (key > ?1 || '~snooze@' AND key < ?1 || '~snooze@~') ORDER BY key"
+            ))
+            .and_then(|mut s| s.query_map([base], instance)?.collect())
+            .at(self.ctx)
+    }
+
     /// Every instance of one event (any state), by trigger time then key.
     pub fn instances_of_event(&self, calendar: CalendarId, uid: &str) -> Result<Vec<Instance>> {
         self.conn

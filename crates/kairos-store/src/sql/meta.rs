@@ -30,6 +30,15 @@ impl Tx<'_> {
         Ok(())
     }
 
+    /// Removes `k`.
+    pub fn meta_delete(&self, k: &str) -> Result<()> {
+        self.conn
+            .prepare_cached("DELETE FROM meta WHERE k = ?1")
+            .and_then(|mut s| s.execute([k]))
+            .at(self.ctx)?;
+        Ok(())
+    }
+
     fn write_lease(&self, owner: &str, until: DateTime<Utc>) -> Result<Lease> {
         self.meta_set(OWNER, owner)?;
         self.meta_set(UNTIL, &ms(until).to_string())?;

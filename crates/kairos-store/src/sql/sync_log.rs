@@ -28,6 +28,8 @@ pub struct Register {
     pub hlc: String,
     /// A tombstone.
     pub deleted: bool,
+    /// The stamp of the version this one was made on top of.
+    pub base: Option<String>,
 }
 
 impl Tx<'_> {
@@ -61,14 +63,21 @@ impl Tx<'_> {
         self.conn.execute("DELETE FROM outbox", []).at(self.ctx)
     }
 
-    /// Sets `entity`'s register.
-    pub fn register_set(&self, entity: &str, hlc: &str, deleted: bool) -> Result<()> {
+    /// Sets `entity`'s register: stamp `hlc`, made on top of `base`.
+    pub fn register_set(
+        &self,
+        entity: &str,
+        hlc: &str,
+        deleted: bool,
+        base: Option<&str>,
+    ) -> Result<()> {
         self.conn
             .prepare_cached(
-                "INSERT INTO registers (entity, hlc, deleted) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (entity) DO UPDATE SET hlc = excluded.hlc, deleted = excluded.deleted",
+                "INSERT INTO registers (entity, hlc, deleted, base) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (entity) DO UPDATE
+                 SET hlc = excluded.hlc, deleted = excluded.deleted, base = excluded.base",
             )
-            .and_then(|mut s| s.execute(params![entity, hlc, deleted]))
+            .and_then(|mut s| s.execute(params![entity, hlc, deleted, base]))
             .at(self.ctx)?;
         Ok(())
     }
@@ -129,16 +138,25 @@ impl Reader<'_> {
     /// `entity`'s register, if it has one.
     pub fn register(&self, entity: &str) -> Result<Option<Register>> {
         self.conn
-            .prepare_cached("SELECT hlc, deleted FROM registers WHERE entity = ?1")
+            .prepare_cached("SELECT hlc, deleted, base FROM registers WHERE entity = ?1")
             .and_then(|mut s| {
                 s.query_row([entity], |r| {
                     Ok(Register {
                         hlc: r.get(0)?,
                         deleted: r.get(1)?,
+                        base: r.get(2)?,
                     })
                 })
                 .optional()
             })
+            .at(self.ctx)
+    }
+
+    /// Whether any acknowledgement record exists (most databases that never
+    /// synced have none, and skip every lookup).
+    pub fn any_acks(&self) -> Result<bool> {
+        self.conn
+            .query_row("SELECT EXISTS (SELECT 1 FROM acks)", [], |r| r.get(0))
             .at(self.ctx)
     }
 

@@ -1,0 +1,152 @@
+//! What an acknowledgement record (RFC 9074) does to the instances of one
+//! reminder on this device. The same function serves a dismiss or snooze
+//! made here and one that arrived from another device, so both end in the
+//! same rows.
+//!
+//! A reminder is its base instance (`KEY`) and its snoozes
+//! (`KEY~snooze@…`). Given the merged record:
+//! - dismissed: every instance that can still fire or is shown becomes
+//!   `acknowledged`;
+//! - snoozed until T: the base becomes `snoozed`, the snooze instance
+//!   `KEY~snooze@T` exists (pending unless it fired already), and every
+//!   other snooze of the reminder is acknowledged (the latest snooze won);
+//! - open: nothing.
+//!
+//! An instance that was *shown* here (delivered, missed, or being
+//! delivered) and is taken back is returned as a [`Withdrawal`], so the
+//! channel that showed it can close it.
+
+use chrono::{DateTime, Utc};
+use kairos_proto::{AckState, Effective};
+use kairos_store::{Instance, NewInstance, State, StoreError, Tx};
+
+use crate::actions::{DISMISSABLE, SNOOZABLE};
+use crate::channel::{WithdrawReason, Withdrawal};
+
+/// The key of the instance a snooze until `until` creates: the same on
+/// every device.
+#[must_use]
+pub fn snooze_key(base: &str, until: DateTime<Utc>) -> String {
+    format!("{base}~snooze@{}", until.format("%Y%m%dT%H%M%SZ"))
+}
+
+/// The reminder an instance key belongs to: the key without its
+/// `~snooze@…` part.
+#[must_use]
+pub fn base_key(key: &str) -> &str {
+    key.find("~snooze@").map_or(key, |i| &key[..i])
+}
+
+/// Shown to the person here: what a channel may have to take back.
+fn shown(s: State) -> bool {
+    matches!(s, State::Delivered | State::Missed | State::Firing)
+}
+
+/// Brings reminder `base`'s instances in line with `ack`. `by` names who
+/// acknowledged (a device id, or "here"). Returns what was shown and is
+/// taken back.
+///
+/// # Errors
+/// Store failures.
+pub fn enforce(
+    tx: &Tx<'_>,
+    base: &str,
+    ack: &AckState,
+    by: &str,
+    now: DateTime<Utc>,
+) -> Result<Vec<Withdrawal>, StoreError> {
+    let mut out = Vec::new();
+    let instances = tx.reminder_instances(base)?;
+    match ack.effective() {
+        Effective::Open => {}
+        Effective::Dismissed => {
+            for i in &instances {
+                let reason = format!("dismissed by {by}");
+                if tx.transition(&i.key, &DISMISSABLE, State::Acknowledged, &reason, now)?
+                    && shown(i.state)
+                {
+                    out.push(withdrawal(i, by, WithdrawReason::Dismissed));
+                }
+            }
+        }
+        Effective::Snoozed(until) => {
+            let keep = snooze_key(base, until);
+            for i in &instances {
+                if i.key == keep {
+                    continue;
+                }
+                let (to, from): (State, &[State]) = if i.key == base {
+                    (State::Snoozed, &SNOOZABLE)
+                } else {
+                    (State::Acknowledged, &DISMISSABLE)
+                };
+                let reason = format!("snoozed until {} by {by}", until.to_rfc3339());
+                if tx.transition(&i.key, from, to, &reason, now)? && shown(i.state) {
+                    out.push(withdrawal(i, by, WithdrawReason::Snoozed));
+                }
+            }
+            let template = instances
+                .iter()
+                .find(|i| i.key == base)
+                .or(instances.first());
+            if let Some(t) = template.filter(|_| !instances.iter().any(|i| i.key == keep)) {
+                tx.insert_instances(&[snooze_of(t, base, &keep, until)], now)?;
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn withdrawal(i: &Instance, by: &str, reason: WithdrawReason) -> Withdrawal {
+    Withdrawal {
+        key: i.key.clone(),
+        by: by.to_owned(),
+        reason,
+    }
+}
+
+/// The snooze instance `key` of reminder `base`, modelled on one of its
+/// instances.
+fn snooze_of(t: &Instance, base: &str, key: &str, until: DateTime<Utc>) -> NewInstance {
+    NewInstance {
+        key: key.to_owned(),
+        calendar: t.calendar,
+        event_uid: t.event_uid.clone(),
+        occurrence: t.occurrence.clone(),
+        alarm: t.alarm.clone(),
+        repetition: t.repetition,
+        rule_version: t.rule_version,
+        trigger_at: until,
+        snooze_of: Some(base.to_owned()),
+        payload: t.payload.clone(),
+    }
+}
+
+/// After instances were inserted: those of reminders that already have an
+/// acknowledgement record (it arrived before the event, or before the
+/// occurrence came within the horizon) follow it at once.
+///
+/// # Errors
+/// Store failures.
+pub fn enforce_on_new(
+    tx: &Tx<'_>,
+    keys: impl Iterator<Item = impl AsRef<str>>,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    if !tx.any_acks()? {
+        return Ok(());
+    }
+    for k in keys {
+        let base = base_key(k.as_ref());
+        if let Some(text) = tx.ack(base)? {
+            let ack = super::decode_ack(&text);
+            let by = ack
+                .dismissed
+                .as_ref()
+                .or(ack.snooze.as_ref().map(|(h, _)| h))
+                .map_or("another device", |h| h.device.as_str());
+            enforce(tx, base, &ack, by, now)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,262 @@
+//! Ops from other devices, applied to this database: the same functions a
+//! local change calls ([`crate::import::write_series`],
+//! [`super::acks::enforce`]), behind the merge rules of kairos-proto, in
+//! one transaction per batch.
+//!
+//! Conflicts: an op and the version held here are *concurrent* when
+//! neither was made on top of the other (an op names the version it was
+//! based on, `base`). The older of two concurrent versions loses, and the
+//! audit log says so on every device that sees both:
+//! `edit from DEVICE lost to DEVICE`. Overwriting a version the new one was
+//! based on is an ordinary edit and logs nothing.
+
+use chrono::{DateTime, Duration, Utc};
+use chrono_tz::Tz;
+use kairos_core::Limits;
+use kairos_core::model::Event;
+use kairos_proto::{Body, Hlc, Op, Verdict, lww};
+use kairos_store::{Register, Store, Tx};
+
+use super::acks::{base_key, enforce};
+use super::{clock_of, keys, merge_ack, register_of};
+use crate::channel::Withdrawal;
+use crate::engine::EngineError;
+use crate::import::{Target, write_series};
+use crate::materialise::CalendarLabel;
+
+/// What a batch of remote ops did here.
+#[derive(Debug, Default)]
+pub struct Applied {
+    /// Ops that changed something.
+    pub applied: usize,
+    /// Ops older than the version held (or repeats): nothing changed.
+    pub ignored: usize,
+    /// Reminders shown here that were acknowledged elsewhere.
+    pub withdrawals: Vec<Withdrawal>,
+}
+
+/// Applies `ops` (from the server, in its order) in one transaction, and
+/// moves the cursor to `cursor` in it (so a crash never leaves ops applied
+/// and the cursor behind, or the other way round).
+///
+/// # Errors
+/// Store failures. An op whose content cannot be read (an event that does
+/// not parse) is skipped with a note in the audit log, never applied half.
+pub fn apply_remote(
+    store: &mut Store,
+    ops: &[Op],
+    cursor: Option<u64>,
+    now: DateTime<Utc>,
+    horizon: Duration,
+    floating: Tz,
+) -> Result<Applied, EngineError> {
+    let floating = crate::import::database_zone(store, floating)?;
+    let until = crate::import::materialised_until(store)?
+        .unwrap_or(now + horizon)
+        .max(now);
+    let own = store.meta_get(keys::DEVICE)?.unwrap_or_default();
+    store.write(|tx| -> Result<Applied, EngineError> {
+        let mut clock = clock_of(tx, &own)?;
+        let mut out = Applied::default();
+        for op in ops {
+            clock.observe(&op.hlc);
+            let ctx = Ctx {
+                tx,
+                op,
+                own: &own,
+                now,
+                until,
+                floating,
+            };
+            if ctx.apply(&mut out)? {
+                out.applied += 1;
+            } else {
+                out.ignored += 1;
+            }
+        }
+        if let Some(last) = clock.last() {
+            tx.meta_set(keys::HLC, &last.to_string())?;
+        }
+        if let Some(c) = cursor {
+            tx.meta_set(keys::CURSOR, &c.to_string())?;
+        }
+        Ok(out)
+    })
+}
+
+struct Ctx<'a, 't> {
+    tx: &'a Tx<'t>,
+    op: &'a Op,
+    own: &'a str,
+    now: DateTime<Utc>,
+    until: DateTime<Utc>,
+    floating: Tz,
+}
+
+impl Ctx<'_, '_> {
+    /// Applies one op; false when it changed nothing.
+    fn apply(&self, out: &mut Applied) -> Result<bool, EngineError> {
+        let op = self.op;
+        match &op.body {
+            Body::ReminderDismiss { key } | Body::ReminderSnooze { key, .. } => {
+                let base = base_key(key);
+                let before = self.tx.ack(base)?;
+                let ack = merge_ack(self.tx, base, op)?;
+                if self.tx.ack(base)? == before {
+                    return Ok(false);
+                }
+                out.withdrawals
+                    .extend(enforce(self.tx, base, &ack, &op.device, self.now)?);
+                Ok(true)
+            }
+            body => {
+                let Some((entity, deleted)) = register_of(body) else {
+                    return Ok(false);
+                };
+                let held = self.tx.register(&entity)?;
+                let held_hlc = held.as_ref().and_then(|r| r.hlc.parse::<Hlc>().ok());
+                match lww(held_hlc.as_ref(), &op.hlc) {
+                    Verdict::Same => Ok(false),
+                    Verdict::Stale { .. } => {
+                        if let (Some(h), Some(hh)) = (&held, &held_hlc) {
+                            self.note_if_concurrent(&entity, h, hh, false)?;
+                        }
+                        Ok(false)
+                    }
+                    Verdict::Apply => {
+                        if let (Some(h), Some(hh)) = (&held, &held_hlc) {
+                            self.note_if_concurrent(&entity, h, hh, true)?;
+                        }
+                        self.tx.register_set(
+                            &entity,
+                            &op.hlc.to_string(),
+                            deleted,
+                            op.base.as_ref().map(ToString::to_string).as_deref(),
+                        )?;
+                        self.change(body)?;
+                        Ok(true)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Logs the loser when the held version and the op are concurrent.
+    /// `op_wins`: the op replaces the held version (else the op lost).
+    fn note_if_concurrent(
+        &self,
+        entity: &str,
+        held: &Register,
+        held_hlc: &Hlc,
+        op_wins: bool,
+    ) -> Result<(), EngineError> {
+        let op = self.op;
+        let op_based_on_held = op.base.as_ref() == Some(held_hlc);
+        let held_based_on_op = held.base.as_deref() == Some(op.hlc.to_string().as_str());
+        if op_based_on_held || held_based_on_op || op.device == held_hlc.device {
+            return Ok(());
+        }
+        let (loser, winner) = if op_wins {
+            (held_hlc, &op.hlc)
+        } else {
+            (&op.hlc, held_hlc)
+        };
+        let reason = format!(
+            "edit from {} lost to {} ({loser} < {winner})",
+            loser.device, winner.device
+        );
+        self.tx.sync_note(entity, &reason, self.now)?;
+        Ok(())
+    }
+
+    /// The change itself, once the op won.
+    fn change(&self, body: &Body) -> Result<(), EngineError> {
+        let tx = self.tx;
+        match body {
+            Body::CalendarPut {
+                calendar,
+                name,
+                color,
+            } => {
+                let id = tx.ensure_calendar_uid(calendar, name, self.now)?;
+                tx.rename_calendar(id, name, color.as_deref())?;
+            }
+            Body::CalendarDelete { calendar } => {
+                if let Some(c) = tx.calendar_by_uid(calendar)? {
+                    tx.delete_calendar(c.id)?;
+                }
+            }
+            Body::SeriesPut { calendar, uid, ics } => {
+                let Some(comps) = self.components(uid, ics)? else {
+                    return Ok(());
+                };
+                self.write(calendar, uid, &comps)?;
+            }
+            Body::SeriesDelete { calendar, uid } => {
+                if tx.calendar_by_uid(calendar)?.is_some() {
+                    self.write(calendar, uid, &[])?;
+                }
+            }
+            Body::ReminderDismiss { .. } | Body::ReminderSnooze { .. } => {}
+        }
+        Ok(())
+    }
+
+    /// Writes a series into calendar `cal_uid` (created under a stand-in
+    /// name when its `calendar.put` has not arrived yet, unless the
+    /// calendar was deleted: then only the register is kept).
+    fn write(&self, cal_uid: &str, uid: &str, comps: &[Event]) -> Result<(), EngineError> {
+        let tx = self.tx;
+        let cal = match tx.calendar_by_uid(cal_uid)? {
+            Some(c) => c,
+            None => {
+                let tomb = tx
+                    .register(&format!("calendar/{cal_uid}"))?
+                    .is_some_and(|r| r.deleted);
+                if tomb || comps.is_empty() {
+                    return Ok(());
+                }
+                let short: String = cal_uid.chars().take(8).collect();
+                let id = tx.ensure_calendar_uid(cal_uid, &format!("Calendar {short}"), self.now)?;
+                match tx.calendars()?.into_iter().find(|c| c.id == id) {
+                    Some(c) => c,
+                    None => return Ok(()),
+                }
+            }
+        };
+        let t = Target {
+            cal_id: cal.id,
+            label: CalendarLabel {
+                uid: &cal.uid,
+                name: &cal.name,
+            },
+            now: self.now,
+            until: self.until,
+            floating: self.floating,
+        };
+        write_series(tx, &t, uid, comps)?;
+        Ok(())
+    }
+
+    /// The op's components, read at the edge; `None` (with a note) when
+    /// they do not read or belong to another series.
+    fn components(&self, uid: &str, ics: &str) -> Result<Option<Vec<Event>>, EngineError> {
+        let text = format!(
+            "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Kairos//sync//EN\r\n{}\r\nEND:VCALENDAR\r\n",
+            ics.trim_end()
+        );
+        let problem = match kairos_core::ics::parse_calendar(text.as_bytes(), &Limits::default()) {
+            Ok(cal) if cal.events.iter().all(|e| e.uid == uid) => return Ok(Some(cal.events)),
+            Ok(_) => "a component of another UID".to_owned(),
+            Err(e) => e.to_string(),
+        };
+        let reason = format!(
+            "op {} from {} not applied: {problem}",
+            self.op.id, self.op.device
+        );
+        self.tx
+            .sync_note(&format!("series/?/{uid}"), &reason, self.now)?;
+        let _ = self.own;
+        Ok(None)
+    }
+}

@@ -1,0 +1,147 @@
+//! The daemon's live connection: a session kept open on its own thread,
+//! applying ops the moment they arrive and pushing local changes as soon
+//! as they are made; on any failure it reconnects with exponential backoff
+//! and jitter (0.5 s doubling to 30 s, ±25 %), catching up from the cursor.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kairos_engine::sync::apply::Applied;
+use kairos_engine::sync::{self as esync, keys};
+use kairos_proto::ServerMsg;
+use kairos_store::Store;
+use tokio::sync::{Notify, watch};
+
+use crate::SyncError;
+use crate::conn::{self, Tls};
+use crate::session::{Applier, Session, note_error};
+
+/// Longest wait between reconnection attempts.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// First wait after a failure.
+pub const FIRST_BACKOFF: Duration = Duration::from_millis(500);
+/// The outbox is looked at this often even when nobody says it changed.
+pub const OUTBOX_RECHECK: Duration = Duration::from_secs(30);
+
+/// What the live client needs.
+pub struct Live {
+    /// The database (the client opens its own connection).
+    pub db: PathBuf,
+    /// How to apply ops.
+    pub applier: Applier,
+    /// TLS trust.
+    pub tls: Tls,
+    /// Notified when a local change was recorded (push now).
+    pub outbox: Arc<Notify>,
+    /// Told after each applied batch (withdrawals, counts).
+    pub on_applied: Box<dyn FnMut(Applied) + Send>,
+    /// Becomes true to stop.
+    pub stop: watch::Receiver<bool>,
+}
+
+/// Runs [`run`] on a thread of its own with its own runtime (the store is
+/// blocking). The thread ends when `stop` turns true.
+///
+/// # Errors
+/// The thread cannot be started.
+pub fn spawn(live: Live) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("kairos-sync".into())
+        .spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                eprintln!("kairos: sync: cannot start its runtime");
+                return;
+            };
+            rt.block_on(run(live));
+        })
+}
+
+/// A small xorshift for jitter (no need for a cryptographic generator).
+fn jitter(seed: &mut u64) -> f64 {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    #[allow(clippy::cast_precision_loss)]
+    let unit = (*seed % 10_000) as f64 / 10_000.0;
+    0.75 + unit / 2.0
+}
+
+/// Keeps a session open until `stop`, reconnecting after failures.
+pub async fn run(mut live: Live) {
+    let mut store = match Store::open(&live.db) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("kairos: sync: {e}");
+            return;
+        }
+    };
+    let mut seed = u64::from(std::process::id())
+        ^ u64::try_from(live.applier.clock.now().timestamp_micros()).unwrap_or(1)
+        | 1;
+    let mut backoff = FIRST_BACKOFF;
+    while !*live.stop.borrow() {
+        let outcome = session(&mut store, &mut live).await;
+        let _ = store.meta_set(keys::CONNECTED, "0");
+        match outcome {
+            Ok(()) => return,
+            Err(e) => {
+                note_error(&mut store, &e, live.applier.clock.now());
+                eprintln!("kairos: sync: {e}");
+                if matches!(e, SyncError::NotPaired) {
+                    return;
+                }
+                if !e.is_retryable() {
+                    // Refused (revoked, wrong token): trying every 30 s is
+                    // harmless and picks up a re-join done meanwhile.
+                    backoff = MAX_BACKOFF;
+                }
+            }
+        }
+        let wait = backoff.mul_f64(jitter(&mut seed));
+        backoff = (backoff * 2).min(MAX_BACKOFF);
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            _ = live.stop.changed() => return,
+        }
+    }
+}
+
+/// One session: catch up, push, then live until it breaks or `stop`.
+async fn session(store: &mut Store, live: &mut Live) -> Result<(), SyncError> {
+    let id = esync::identity(store)?.ok_or(SyncError::NotPaired)?;
+    let mut s = Session::open(store, &id, &live.tls).await?;
+    let applier = live.applier.clone();
+    let on_applied = &mut live.on_applied;
+    s.catch_up(store, &applier, &mut |a| on_applied(a)).await?;
+    s.push_outbox(store, &applier, &mut |a| on_applied(a))
+        .await?;
+    store.write(|tx| {
+        tx.meta_set(keys::CONNECTED, "1")?;
+        tx.meta_set(keys::LAST_SYNC_AT, &applier.clock.now().to_rfc3339())
+    })?;
+    let mut recheck = tokio::time::interval(OUTBOX_RECHECK);
+    loop {
+        tokio::select! {
+            msg = conn::recv(&mut s.ws, Duration::from_secs(24 * 3600)) => {
+                match msg? {
+                    ServerMsg::Ops { ops, .. } => on_applied(applier.apply(store, &ops)?),
+                    other => return Err(SyncError::Protocol(format!("unexpected live message: {other:?}"))),
+                }
+            }
+            () = live.outbox.notified() => {
+                s.push_outbox(store, &applier, &mut |a| on_applied(a)).await?;
+            }
+            _ = recheck.tick() => {
+                s.push_outbox(store, &applier, &mut |a| on_applied(a)).await?;
+            }
+            _ = live.stop.changed() => {
+                conn::close(&mut s.ws).await;
+                return Ok(());
+            }
+        }
+    }
+}

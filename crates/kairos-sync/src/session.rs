@@ -1,0 +1,181 @@
+//! One session with the server: `hello`, catch-up from the cursor, pushes
+//! of the outbox, and the live ops that follow (`docs/sync-protocol.md`,
+//! "A session").
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use kairos_engine::clock::Clock;
+use kairos_engine::sync::apply::{Applied, apply_remote};
+use kairos_engine::sync::{Identity, keys};
+use kairos_proto::{ClientMsg, MAX_OPS_PER_MESSAGE, Op, SeqOp, ServerMsg};
+use kairos_store::Store;
+
+use crate::SyncError;
+use crate::conn::{self, Tls, Ws};
+
+/// How long one answer may take.
+pub(crate) const ANSWER: Duration = Duration::from_secs(15);
+
+/// What applying ops needs besides the store.
+#[derive(Clone)]
+pub struct Applier {
+    /// "Now" for planning and the audit log.
+    pub clock: Arc<dyn Clock>,
+    /// The zone of floating times (when the database names none).
+    pub floating: Tz,
+    /// The materialisation horizon.
+    pub horizon: chrono::Duration,
+}
+
+impl Applier {
+    /// Applies a batch and moves the cursor to its last seq, in one
+    /// transaction.
+    pub(crate) fn apply(&self, store: &mut Store, ops: &[SeqOp]) -> Result<Applied, SyncError> {
+        let plain: Vec<Op> = ops.iter().map(|s| s.op.clone()).collect();
+        let last = ops.iter().map(|s| s.seq).max();
+        Ok(apply_remote(
+            store,
+            &plain,
+            last,
+            self.clock.now(),
+            self.horizon,
+            self.floating,
+        )?)
+    }
+}
+
+/// An open session.
+pub(crate) struct Session {
+    pub ws: Ws,
+    /// Whether this catch-up is a snapshot.
+    pub snapshot: bool,
+}
+
+/// The stored cursor.
+pub(crate) fn cursor(store: &Store) -> Result<u64, SyncError> {
+    Ok(store
+        .meta_get(keys::CURSOR)?
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0))
+}
+
+impl Session {
+    /// Connects with the device's token and says hello.
+    pub(crate) async fn open(store: &Store, id: &Identity, tls: &Tls) -> Result<Self, SyncError> {
+        let url = conn::url(&id.server, "/v1/sync")?;
+        let mut ws = conn::connect(&url, &format!("Bearer {}", id.token), tls).await?;
+        let hello = ClientMsg::Hello {
+            cursor: cursor(store)?,
+            client: format!("kairos/{}", env!("CARGO_PKG_VERSION")),
+        };
+        conn::send(&mut ws, &hello).await?;
+        match conn::recv(&mut ws, ANSWER).await? {
+            ServerMsg::Welcome { snapshot, .. } => Ok(Self { ws, snapshot }),
+            other => Err(SyncError::Protocol(format!(
+                "expected welcome, got {other:?}"
+            ))),
+        }
+    }
+
+    /// Applies ops until `caught_up`. Returns how many ops arrived.
+    pub(crate) async fn catch_up(
+        &mut self,
+        store: &mut Store,
+        applier: &Applier,
+        on_applied: &mut dyn FnMut(Applied),
+    ) -> Result<usize, SyncError> {
+        let mut pulled = 0;
+        loop {
+            match conn::recv(&mut self.ws, ANSWER).await? {
+                ServerMsg::Ops { ops, .. } => {
+                    pulled += ops.len();
+                    on_applied(applier.apply(store, &ops)?);
+                }
+                ServerMsg::CaughtUp { .. } => {
+                    store.meta_set(keys::SNAPSHOT, if self.snapshot { "1" } else { "0" })?;
+                    return Ok(pulled);
+                }
+                other => {
+                    return Err(SyncError::Protocol(format!(
+                        "unexpected during catch-up: {other:?}"
+                    )));
+                }
+            }
+        }
+    }
+
+    /// Pushes the whole outbox, batch by batch, each removed once the
+    /// server says it is durable. Live ops arriving meanwhile are applied.
+    /// Returns how many ops were pushed.
+    pub(crate) async fn push_outbox(
+        &mut self,
+        store: &mut Store,
+        applier: &Applier,
+        on_applied: &mut dyn FnMut(Applied),
+    ) -> Result<usize, SyncError> {
+        let mut pushed = 0;
+        loop {
+            let rows = store.read(|r| r.outbox_peek(MAX_OPS_PER_MESSAGE))?;
+            if rows.is_empty() {
+                return Ok(pushed);
+            }
+            let ops: Vec<Op> = rows
+                .iter()
+                .filter_map(|r| serde_json::from_str(&r.op).ok())
+                .collect();
+            let ids: Vec<String> = rows.iter().map(|r| r.op_id.clone()).collect();
+            if ops.len() != rows.len() {
+                // A row that no longer reads can never be sent: drop it
+                // rather than block everything behind it.
+                let bad: Vec<String> = rows
+                    .iter()
+                    .filter(|r| serde_json::from_str::<Op>(&r.op).is_err())
+                    .map(|r| r.op_id.clone())
+                    .collect();
+                store.write(|tx| tx.outbox_remove(&bad))?;
+                continue;
+            }
+            conn::send(&mut self.ws, &ClientMsg::Push { ops }).await?;
+            loop {
+                match conn::recv(&mut self.ws, ANSWER).await? {
+                    ServerMsg::Pushed { results } => {
+                        let done: Vec<String> = results.into_iter().map(|r| r.id).collect();
+                        store.write(|tx| tx.outbox_remove(&done))?;
+                        pushed += ids.len();
+                        break;
+                    }
+                    ServerMsg::Ops { ops, .. } => on_applied(applier.apply(store, &ops)?),
+                    other => {
+                        return Err(SyncError::Protocol(format!(
+                            "expected pushed, got {other:?}"
+                        )));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sends a request and waits for its answer, applying live ops that
+    /// come first... or ignoring them (the cursor does not move, so they
+    /// come again).
+    pub(crate) async fn request(&mut self, msg: &ClientMsg) -> Result<ServerMsg, SyncError> {
+        conn::send(&mut self.ws, msg).await?;
+        loop {
+            match conn::recv(&mut self.ws, ANSWER).await? {
+                ServerMsg::Ops { .. } | ServerMsg::CaughtUp { .. } => {}
+                other => return Ok(other),
+            }
+        }
+    }
+}
+
+/// Records a failure for `kairos sync status`.
+pub(crate) fn note_error(store: &mut Store, e: &SyncError, now: DateTime<Utc>) {
+    let _ = store.write(|tx| {
+        tx.meta_set(keys::LAST_ERROR, &e.to_string())?;
+        tx.meta_set(keys::LAST_ERROR_AT, &now.to_rfc3339())
+    });
+}
