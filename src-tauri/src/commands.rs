@@ -52,7 +52,7 @@ pub async fn save_calendar(s: S<'_>, input: CalendarInput) -> R<CalendarInfo> {
 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn delete_calendar(s: S<'_>, id: i64) -> R<()> {
-    s.call(move |a, _| a.delete_calendar(id)).await?;
+    s.call(move |a, now| a.delete_calendar(id, now)).await?;
     s.reminders_changed();
     Ok(())
 }

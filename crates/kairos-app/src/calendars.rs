@@ -88,7 +88,20 @@ impl App {
             default_alarms: alarms,
             series: 0,
         };
-        self.store.write(|tx| tx.update_calendar(&row))?;
+        self.store
+            .write(|tx| -> Result<(), kairos_store::StoreError> {
+                tx.update_calendar(&row)?;
+                // Recorded for sync in the same transaction.
+                if let Some(c) = tx.calendars()?.into_iter().find(|c| c.id == id) {
+                    let body = kairos_proto::Body::CalendarPut {
+                        calendar: c.uid,
+                        name: c.name,
+                        color: c.color,
+                    };
+                    kairos_engine::sync::record(tx, body, now)?;
+                }
+                Ok(())
+            })?;
         self.list_calendars()?
             .into_iter()
             .find(|c| c.id == id.0)
@@ -100,12 +113,25 @@ impl App {
     ///
     /// # Errors
     /// Unknown id, the last calendar.
-    pub fn delete_calendar(&mut self, id: i64) -> ApiResult<()> {
+    pub fn delete_calendar(&mut self, id: i64, now: DateTime<Utc>) -> ApiResult<()> {
         self.calendar(id)?;
         if self.list_calendars()?.len() <= 1 {
             return Err(ApiError::invalid("the last calendar cannot be deleted"));
         }
-        self.store.write(|tx| tx.delete_calendar(CalendarId(id)))?;
+        self.store
+            .write(|tx| -> Result<(), kairos_store::StoreError> {
+                let uid = tx
+                    .calendars()?
+                    .into_iter()
+                    .find(|c| c.id.0 == id)
+                    .map(|c| c.uid);
+                tx.delete_calendar(CalendarId(id))?;
+                if let Some(calendar) = uid {
+                    let body = kairos_proto::Body::CalendarDelete { calendar };
+                    kairos_engine::sync::record(tx, body, now)?;
+                }
+                Ok(())
+            })?;
         Ok(())
     }
 }

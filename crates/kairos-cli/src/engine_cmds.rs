@@ -94,6 +94,36 @@ pub fn import(
     Ok(())
 }
 
+/// `kairos delete`: removes a series and its pending reminders.
+pub fn delete(db: &Path, uid: &str, calendar: &str, clock: Arc<dyn Clock>) -> Result<()> {
+    let mut store = open(db)?;
+    let Some(cal) = store.calendars()?.into_iter().find(|c| c.name == calendar) else {
+        bail!("no calendar called {calendar:?}");
+    };
+    if store.read(|r| r.series_events(cal.id, uid))?.is_empty() {
+        bail!("no event {uid:?} in calendar {calendar:?}");
+    }
+    let r = kairos_engine::import::replace_series(
+        &mut store,
+        calendar,
+        uid,
+        &[],
+        clock.now(),
+        Config::default().horizon,
+        chrono_tz::UTC,
+    )?;
+    drop(store);
+    let note = crate::sync_cmds::push_after_change(db, clock);
+    println!(
+        "{}",
+        json!({"deleted": uid, "calendar": calendar, "dropped": r.dropped})
+    );
+    if let Some(note) = note {
+        eprintln!("kairos: {note}");
+    }
+    Ok(())
+}
+
 /// `kairos upcoming`: pending reminders, soonest first.
 pub fn upcoming(db: &Path, limit: usize) -> Result<()> {
     let store = open(db)?;

@@ -58,6 +58,15 @@ enum Command {
         #[arg(long)]
         tz: Option<String>,
     },
+    /// Deletes an event (every occurrence) from the database; on a paired
+    /// database from the account's other devices too.
+    Delete {
+        /// The event's UID.
+        uid: String,
+        /// Its calendar's name.
+        #[arg(long, default_value = "default")]
+        calendar: String,
+    },
     /// Pending reminders in the database, soonest first (JSON lines).
     Upcoming {
         /// How many.
@@ -126,6 +135,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Import { file, calendar, tz } => {
             engine_cmds::import(&db, &file, calendar.as_deref(), tz.as_deref(), clock)
         }
+        Command::Delete { uid, calendar } => engine_cmds::delete(&db, &uid, &calendar, clock),
         Command::Upcoming { limit } => engine_cmds::upcoming(&db, limit),
         Command::Daemon { sink, tz } => engine_cmds::daemon(&db, &sink, tz.as_deref(), clock),
         Command::Snooze { key, duration } => engine_cmds::snooze(&db, &key, &duration, clock),

@@ -53,11 +53,11 @@ fn create_rename_default_alarms_delete() {
         now,
     );
     assert!(bad.expect_err("colour").message.contains("colour"));
-    a.delete_calendar(work.id).expect("delete");
+    a.delete_calendar(work.id, now).expect("delete");
     let left = a.list_calendars().expect("list");
     assert_eq!(left.len(), 1);
     assert!(
-        a.delete_calendar(left[0].id)
+        a.delete_calendar(left[0].id, now)
             .expect_err("last")
             .message
             .contains("last")

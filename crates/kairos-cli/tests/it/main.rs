@@ -2,6 +2,7 @@
 
 mod clock_jump;
 mod daemon;
+mod sync;
 mod upgrade;
 
 use std::io::Write;

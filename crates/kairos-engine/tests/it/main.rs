@@ -4,4 +4,5 @@
 mod channels;
 mod edits;
 mod engine;
+mod sync;
 mod wall_timer;
