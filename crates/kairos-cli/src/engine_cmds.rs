@@ -351,6 +351,10 @@ pub fn log(db: &Path, since: Option<&str>) -> Result<()> {
     };
     let (mut on_time, mut late, mut missed, mut dups, mut abandoned) = (0, 0, 0, 0, 0);
     for a in store.audit_since(since, 1_000_000)? {
+        if a.sync_note {
+            println!("{}  {}  sync  {}", a.at.to_rfc3339(), a.key, a.reason);
+            continue;
+        }
         let to = a.to.map_or("removed".to_owned(), |s| s.to_string());
         println!("{}  {}  -> {to}  {}", a.at.to_rfc3339(), a.key, a.reason);
         match a.reason.as_str() {

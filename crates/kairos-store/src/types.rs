@@ -251,6 +251,9 @@ pub struct AuditRow {
     pub channel: Option<String>,
     /// Delivery latency in milliseconds, when the caller measured it.
     pub latency_ms: Option<i64>,
+    /// A note about sync (an edit that lost), not a state change; `key` is
+    /// then the synced entity.
+    pub sync_note: bool,
 }
 
 /// One delivery attempt as stored.

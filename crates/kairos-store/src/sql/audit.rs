@@ -21,6 +21,7 @@ fn audit_row(row: &Row<'_>) -> rusqlite::Result<AuditRow> {
         reason: row.get(5)?,
         channel: row.get(6)?,
         latency_ms: row.get(7)?,
+        sync_note: row.get::<_, String>(4)? == super::SYNC_NOTE,
     })
 }
 
