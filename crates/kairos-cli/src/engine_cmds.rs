@@ -235,7 +235,7 @@ fn start_sync(
     if kairos_engine::sync::identity(&store)?.is_none() {
         return Ok(None);
     }
-    let withdraw = engine.withdrawals();
+    let notices = engine.notices();
     let wake = changed.clone();
     let live = kairos_sync::live::Live {
         db: db.to_owned(),
@@ -247,10 +247,11 @@ fn start_sync(
         tls: crate::sync_cmds::tls(&store)?,
         outbox: outbox.clone(),
         on_applied: Box::new(move |applied| {
-            for w in applied.withdrawals {
-                let _ = withdraw.send(w);
+            let changed = applied.applied > 0;
+            for n in applied.notices() {
+                let _ = notices.send(n);
             }
-            if applied.applied > 0 {
+            if changed {
                 wake.notify_one();
             }
         }),

@@ -129,7 +129,7 @@ pub async fn run_observed(
     let mut timer = WallTimer::new().map_err(|e| EngineError::Timer(e.to_string()))?;
     tokio::pin!(shutdown);
     loop {
-        engine.withdraw_pending();
+        engine.handle_notices();
         engine.materialise()?;
         let mut n = 0;
         loop {

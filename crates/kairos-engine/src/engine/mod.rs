@@ -102,13 +102,32 @@ pub enum EngineEvent {
         /// Its key.
         key: String,
     },
+    /// A reminder was acknowledged on another device (dismissed, or
+    /// snoozed until `until`).
+    Acknowledged {
+        /// The reminder's base key.
+        key: String,
+        /// The device.
+        by: String,
+        /// `Some(until)` for a snooze, `None` for a dismissal.
+        snoozed_until: Option<DateTime<Utc>>,
+    },
     /// A reminder shown here was acknowledged elsewhere and taken back.
     Withdrawn(Withdrawal),
 }
 
-/// Where other parts of the process (the sync client) hand the engine
-/// reminders to take back; the engine's loop passes them to its channels.
-pub type WithdrawalSender = std::sync::mpsc::Sender<Withdrawal>;
+/// What other parts of the process (the sync client) tell the engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    /// Take this back from the channels that showed it.
+    Withdraw(Withdrawal),
+    /// Announce this (an acknowledgement from another device).
+    Announce(EngineEvent),
+}
+
+/// Where other parts of the process hand the engine [`Notice`]s; the
+/// engine's loop acts on them when it next wakes.
+pub type NoticeSender = std::sync::mpsc::Sender<Notice>;
 
 /// The delivery engine over one store.
 pub struct Engine {
@@ -119,8 +138,8 @@ pub struct Engine {
     limits: Limits,
     /// Flushes committed outcomes to the disk off the delivery path.
     durability: durable::Durability,
-    /// Withdrawals to pass to the channels (see [`Engine::withdrawals`]).
-    inbox: (WithdrawalSender, std::sync::mpsc::Receiver<Withdrawal>),
+    /// Notices from other threads (see [`Engine::notices`]).
+    inbox: (NoticeSender, std::sync::mpsc::Receiver<Notice>),
     /// What happened, for subscribers.
     events: tokio::sync::broadcast::Sender<EngineEvent>,
     /// Counters since start.
@@ -164,22 +183,29 @@ impl Engine {
         self.events.subscribe()
     }
 
-    /// A sender for reminders to take back; the loop hands them to the
-    /// channels ([`Engine::withdraw_pending`]) when it next wakes.
+    /// A sender for notices (reminders to take back, acknowledgements to
+    /// announce); the loop acts on them ([`Engine::handle_notices`]) when
+    /// it next wakes.
     #[must_use]
-    pub fn withdrawals(&self) -> WithdrawalSender {
+    pub fn notices(&self) -> NoticeSender {
         self.inbox.0.clone()
     }
 
-    /// Passes every waiting withdrawal to every channel and announces it.
-    /// Returns how many.
-    pub fn withdraw_pending(&mut self) -> usize {
+    /// Passes every waiting withdrawal to every channel and announces it,
+    /// and announces the rest. Returns how many notices there were.
+    pub fn handle_notices(&mut self) -> usize {
         let mut n = 0;
-        while let Ok(w) = self.inbox.1.try_recv() {
-            for ch in &self.channels {
-                ch.withdraw(&w);
-            }
-            let _ = self.events.send(EngineEvent::Withdrawn(w));
+        while let Ok(notice) = self.inbox.1.try_recv() {
+            let event = match notice {
+                Notice::Withdraw(w) => {
+                    for ch in &self.channels {
+                        ch.withdraw(&w);
+                    }
+                    EngineEvent::Withdrawn(w)
+                }
+                Notice::Announce(e) => e,
+            };
+            let _ = self.events.send(event);
             n += 1;
         }
         n

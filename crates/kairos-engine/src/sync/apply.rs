@@ -14,13 +14,13 @@ use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
 use kairos_core::Limits;
 use kairos_core::model::Event;
-use kairos_proto::{Body, Hlc, Op, Verdict, lww};
+use kairos_proto::{Body, Effective, Hlc, Op, Verdict, lww};
 use kairos_store::{Register, Store, Tx};
 
 use super::acks::{base_key, enforce};
 use super::{clock_of, keys, merge_ack, register_of};
 use crate::channel::Withdrawal;
-use crate::engine::EngineError;
+use crate::engine::{EngineError, EngineEvent, Notice};
 use crate::import::{Target, write_series};
 use crate::materialise::CalendarLabel;
 
@@ -33,6 +33,18 @@ pub struct Applied {
     pub ignored: usize,
     /// Reminders shown here that were acknowledged elsewhere.
     pub withdrawals: Vec<Withdrawal>,
+    /// Acknowledgements that changed a reminder's state here.
+    pub acknowledged: Vec<EngineEvent>,
+}
+
+impl Applied {
+    /// What the engine's loop must hear of this batch.
+    #[must_use]
+    pub fn notices(self) -> Vec<Notice> {
+        let mut out: Vec<Notice> = self.withdrawals.into_iter().map(Notice::Withdraw).collect();
+        out.extend(self.acknowledged.into_iter().map(Notice::Announce));
+        out
+    }
 }
 
 /// Applies `ops` (from the server, in its order) in one transaction, and
@@ -107,6 +119,14 @@ impl Ctx<'_, '_> {
                 }
                 out.withdrawals
                     .extend(enforce(self.tx, base, &ack, &op.device, self.now)?);
+                out.acknowledged.push(EngineEvent::Acknowledged {
+                    key: base.to_owned(),
+                    by: op.device.clone(),
+                    snoozed_until: match ack.effective() {
+                        Effective::Snoozed(t) => Some(t),
+                        _ => None,
+                    },
+                });
                 Ok(true)
             }
             body => {
