@@ -1,0 +1,206 @@
+//! One TCP connection up to its WebSocket session: TLS (optional), the
+//! HTTP upgrade with the credential checked in tungstenite's callback (a
+//! bad one is an HTTP 401 with a one-line body, before any frame), then
+//! the session (`/v1/sync`) or the one `joined` message (`/v1/join`).
+
+use std::future::Future;
+use std::net::SocketAddr;
+
+use kairos_proto::{Close, PATH_JOIN, PATH_SYNC, ServerMsg, ids};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+use tokio::runtime::Handle;
+use tokio::sync::watch;
+use tokio::time::timeout;
+use tokio_tungstenite::accept_hdr_async_with_config;
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::http::{StatusCode, header};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+
+use crate::Ctx;
+use crate::session::{self, End};
+use crate::store::{Auth, Joined};
+
+/// What the upgrade request was admitted as.
+enum Admitted {
+    Sync(Auth),
+    Join(Joined),
+}
+
+/// Small buffers for many idle connections; the protocol's frame limit.
+fn ws_config() -> WebSocketConfig {
+    WebSocketConfig::default()
+        .read_buffer_size(4 * 1024)
+        .write_buffer_size(0)
+        .max_message_size(Some(kairos_proto::MAX_FRAME))
+        .max_frame_size(Some(kairos_proto::MAX_FRAME))
+}
+
+/// Serves one accepted connection to its end.
+pub(crate) async fn serve(ctx: Ctx, tcp: TcpStream, peer: SocketAddr, stop: watch::Receiver<bool>) {
+    // Pushes are small: send each frame at once (push-to-delivery latency).
+    let _ = tcp.set_nodelay(true);
+    match ctx.tls.clone() {
+        Some(acceptor) => match timeout(ctx.config.handshake_timeout, acceptor.accept(tcp)).await {
+            Ok(Ok(tls)) => upgrade(ctx, tls, peer, stop).await,
+            Ok(Err(e)) => tracing::debug!(%peer, "TLS handshake failed: {e}"),
+            Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+        },
+        None => upgrade(ctx, tcp, peer, stop).await,
+    }
+}
+
+async fn upgrade<S>(ctx: Ctx, stream: S, peer: SocketAddr, stop: watch::Receiver<bool>)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let mut admitted = None;
+    // The callback's error type is tungstenite's, not ours to shrink.
+    #[allow(clippy::result_large_err)]
+    let callback = |req: &Request, resp: Response| match admit(&ctx, req) {
+        Ok(a) => {
+            admitted = Some(a);
+            Ok(resp)
+        }
+        Err((status, why)) => {
+            tracing::info!(%peer, path = req.uri().path(), status = status.as_u16(), "refused: {why}");
+            Err(refusal(status, why))
+        }
+    };
+    let handshake = accept_hdr_async_with_config(stream, callback, Some(ws_config()));
+    let ws = match timeout(ctx.config.handshake_timeout, handshake).await {
+        Ok(Ok(ws)) => ws,
+        Ok(Err(e)) => return tracing::debug!(%peer, "upgrade failed: {e}"),
+        Err(_) => return tracing::debug!(%peer, "upgrade timed out"),
+    };
+    match admitted {
+        Some(Admitted::Sync(auth)) => session::run(&ctx, ws, auth, peer, stop).await,
+        Some(Admitted::Join(joined)) => {
+            tracing::info!(%peer, account = %joined.auth.account, device = %joined.auth.device, "device joined");
+            let msg = ServerMsg::Joined {
+                account: joined.auth.account,
+                device: joined.auth.device,
+                token: joined.token,
+            };
+            session::send_then_close(ws, &msg, End::close(Close::Normal, "joined")).await;
+        }
+        None => {}
+    }
+}
+
+/// Runs a store call from the synchronous upgrade callback. The callback
+/// runs on a runtime worker; `block_in_place` hands the worker's other tasks
+/// elsewhere meanwhile (so the server needs the multi-thread runtime).
+fn block<F: Future>(f: F) -> F::Output {
+    tokio::task::block_in_place(|| Handle::current().block_on(f))
+}
+
+type Refused = (StatusCode, String);
+
+fn unauthorized(why: &str) -> Refused {
+    (StatusCode::UNAUTHORIZED, why.to_owned())
+}
+
+fn admit(ctx: &Ctx, req: &Request) -> Result<Admitted, Refused> {
+    let credential = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().split_once(' '))
+        .map(|(scheme, value)| (scheme, value.trim()));
+    let internal = |e: crate::store::StoreError| {
+        tracing::error!("store: {e}");
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "server error, try again later".to_owned(),
+        )
+    };
+    match req.uri().path() {
+        PATH_SYNC => {
+            let token = match credential {
+                Some((s, t)) if s.eq_ignore_ascii_case("bearer") => t,
+                _ => return Err(unauthorized("expected Authorization: Bearer TOKEN")),
+            };
+            if !ids::is_token(token) {
+                return Err(unauthorized("unknown token"));
+            }
+            match block(ctx.store.authenticate(token)).map_err(internal)? {
+                Ok(auth) => Ok(Admitted::Sync(auth)),
+                Err(refusal) => Err(unauthorized(refusal.reason())),
+            }
+        }
+        PATH_JOIN => {
+            let code = match credential {
+                Some((s, c)) if s.eq_ignore_ascii_case("pairing") => c,
+                _ => return Err(unauthorized("expected Authorization: Pairing CODE")),
+            };
+            let Some(code) = ids::normalize_pairing_code(code) else {
+                return Err(unauthorized("unknown pairing code"));
+            };
+            let name =
+                device_name(req.uri().query()).map_err(|why| (StatusCode::BAD_REQUEST, why))?;
+            match block(ctx.store.join(code, name)).map_err(internal)? {
+                Ok(joined) => Ok(Admitted::Join(joined)),
+                Err(refusal) => Err(unauthorized(refusal.reason())),
+            }
+        }
+        other => Err((
+            StatusCode::NOT_FOUND,
+            format!("no such path {other:.60}; use {PATH_SYNC} or {PATH_JOIN}"),
+        )),
+    }
+}
+
+/// The `name` query parameter of `/v1/join`, percent-decoded and checked.
+fn device_name(query: Option<&str>) -> Result<String, String> {
+    let raw = query
+        .unwrap_or("")
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("name="))
+        .unwrap_or("");
+    let name = percent_decode(raw).ok_or("name is not percent-encoded UTF-8")?;
+    ids::check_name("name", &name)?;
+    Ok(if name.is_empty() {
+        "unnamed".into()
+    } else {
+        name
+    })
+}
+
+fn percent_decode(s: &str) -> Option<String> {
+    let mut out = Vec::with_capacity(s.len());
+    let mut bytes = s.bytes();
+    while let Some(b) = bytes.next() {
+        match b {
+            b'%' => {
+                let hi = char::from(bytes.next()?).to_digit(16)?;
+                let lo = char::from(bytes.next()?).to_digit(16)?;
+                out.push(u8::try_from(hi * 16 + lo).ok()?);
+            }
+            b'+' => out.push(b' '),
+            b => out.push(b),
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// The refusal tungstenite writes instead of the 101: a one-line body.
+fn refusal(status: StatusCode, why: String) -> ErrorResponse {
+    let body = format!("{why}\n");
+    let mut resp = ErrorResponse::new(Some(body.clone()));
+    *resp.status_mut() = status;
+    let headers = resp.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(
+        header::CONTENT_LENGTH,
+        header::HeaderValue::from(body.len()),
+    );
+    headers.insert(
+        header::CONNECTION,
+        header::HeaderValue::from_static("close"),
+    );
+    resp
+}

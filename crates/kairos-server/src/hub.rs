@@ -1,0 +1,110 @@
+//! Who is connected, and the live fan-out: one broadcast channel per
+//! account with a connected device, fed by the store's writer thread after
+//! each commit, in commit order. A session that falls behind the channel
+//! is told so (`Lagged`) and catches up from the store: the cursor is the
+//! truth, the channel only a fast path.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::broadcast;
+
+use crate::rate::Bucket;
+use crate::store::Committed;
+
+/// Events per account the channel holds for a slow session before it lags.
+const CAPACITY: usize = 1024;
+
+/// The server's live state.
+#[derive(Default)]
+pub struct Hub {
+    accounts: Mutex<HashMap<String, Account>>,
+}
+
+struct Account {
+    tx: broadcast::Sender<Arc<Committed>>,
+    /// Open sessions per device.
+    connected: HashMap<String, usize>,
+    /// Rate budgets per device, shared by its sessions.
+    buckets: HashMap<String, Arc<Mutex<Bucket>>>,
+}
+
+/// A session's place in the hub; leaving is dropping it.
+pub struct Member {
+    hub: Arc<Hub>,
+    account: String,
+    device: String,
+    /// Committed events of the account.
+    pub rx: broadcast::Receiver<Arc<Committed>>,
+    /// The device's rate budget.
+    pub bucket: Arc<Mutex<Bucket>>,
+}
+
+impl Hub {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Account>> {
+        // A panic while holding this lock leaves the maps consistent (each
+        // update is one insert or remove), so a poisoned lock is still usable.
+        self.accounts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Registers a session of `device`.
+    pub fn join(self: &Arc<Self>, account: &str, device: &str) -> Member {
+        let mut accounts = self.lock();
+        let a = accounts
+            .entry(account.to_owned())
+            .or_insert_with(|| Account {
+                tx: broadcast::channel(CAPACITY).0,
+                connected: HashMap::new(),
+                buckets: HashMap::new(),
+            });
+        *a.connected.entry(device.to_owned()).or_default() += 1;
+        let bucket = Arc::clone(a.buckets.entry(device.to_owned()).or_default());
+        Member {
+            hub: Arc::clone(self),
+            account: account.to_owned(),
+            device: device.to_owned(),
+            rx: a.tx.subscribe(),
+            bucket,
+        }
+    }
+
+    /// Sends a committed event to the account's sessions, if any.
+    pub fn publish(&self, event: Committed) {
+        let account = match &event {
+            Committed::Ops { account, .. } | Committed::Revoked { account, .. } => account,
+        };
+        if let Some(a) = self.lock().get(account) {
+            // No receiver left is fine: nobody is connected.
+            let _ = a.tx.send(Arc::new(event));
+        }
+    }
+
+    /// The account's devices with an open session.
+    pub fn connected(&self, account: &str) -> Vec<String> {
+        self.lock()
+            .get(account)
+            .map(|a| a.connected.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Member {
+    fn drop(&mut self) {
+        let mut accounts = self.hub.lock();
+        let Some(a) = accounts.get_mut(&self.account) else {
+            return;
+        };
+        if let Some(n) = a.connected.get_mut(&self.device) {
+            *n -= 1;
+            if *n == 0 {
+                a.connected.remove(&self.device);
+                a.buckets.remove(&self.device);
+            }
+        }
+        if a.connected.is_empty() {
+            accounts.remove(&self.account);
+        }
+    }
+}

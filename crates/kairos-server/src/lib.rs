@@ -1,0 +1,227 @@
+//! `kairos-server`: the sync server of `docs/sync-protocol.md`. It
+//! authenticates devices (tokens from pairing, stored as SHA-256), stores
+//! each account's ops with a sequence number in SQLite, de-duplicates them
+//! by op id, answers a push once it is durable, catches a connecting device
+//! up from its cursor (or sends a snapshot after compaction), and fans new
+//! ops out live to the account's other connected devices.
+//!
+//! How the pieces fit:
+//! - [`run`] / [`Server::run`] accept connections until the shutdown future
+//!   completes, then close every session with 1001 and wait for them;
+//! - `handshake` takes one connection through TLS and the HTTP upgrade,
+//!   refusing bad credentials with a 401 before any frame;
+//! - `session` is one device's session; `hub` the live fan-out (one
+//!   broadcast channel per account, fed after each commit) and the
+//!   per-device rate budgets (`rate`);
+//! - `store` is the SQLite store: a writer thread that commits in groups and
+//!   a pool of read connections.
+//!
+//! Architecture exception: kairos-store is the only crate that knows the
+//! *device* schema; this crate keeps its own, separate SQL store (its schema
+//! is in this crate's `migrations/`), behind the `store` module so that
+//! another engine can replace it. The wire format, ops and merge rules are
+//! kairos-proto's; this crate never merges ops (compaction asks
+//! `kairos_proto::survivors` what to keep). It knows nothing of iCalendar,
+//! reminders or the device's database.
+
+mod handshake;
+mod hub;
+mod rate;
+mod secrets;
+mod session;
+pub mod store;
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::runtime::{Handle, RuntimeFlavor};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+use tokio_rustls::TlsAcceptor;
+
+pub use store::Store;
+
+/// How long sessions get to close after the shutdown signal.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// The server's settings.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The data directory (created 0700; the database in it 0600).
+    pub data: PathBuf,
+    /// The TLS settings, for `wss://`.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// For TLS and the upgrade, and again for `hello` after the upgrade.
+    pub handshake_timeout: Duration,
+    /// Compaction keeps each account's newest this many ops (and the ops
+    /// that decide the state, however old).
+    pub compact_keep: u64,
+    /// How long a code from `pair` works.
+    pub code_ttl: Duration,
+}
+
+impl Config {
+    /// The protocol's defaults for `data`.
+    #[must_use]
+    pub fn new(data: PathBuf) -> Self {
+        Self {
+            data,
+            tls: None,
+            handshake_timeout: kairos_proto::HELLO_TIMEOUT,
+            compact_keep: 10_000,
+            code_ttl: kairos_proto::PAIRING_TTL,
+        }
+    }
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The store could not be opened.
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
+    /// The certificate or key could not be read or used.
+    #[error("TLS: {0}")]
+    Tls(String),
+    /// The server needs tokio's multi-thread runtime (the upgrade callback
+    /// checks credentials with `block_in_place`).
+    #[error("kairos-server needs tokio's multi-thread runtime")]
+    Runtime,
+}
+
+/// What every connection task shares.
+#[derive(Clone)]
+pub(crate) struct Ctx {
+    pub(crate) config: Arc<Config>,
+    pub(crate) store: Store,
+    pub(crate) hub: Arc<hub::Hub>,
+    pub(crate) tls: Option<TlsAcceptor>,
+}
+
+/// An opened server, ready to [`Server::run`].
+pub struct Server {
+    ctx: Ctx,
+}
+
+impl Server {
+    /// Opens the store (creating the data directory and database if
+    /// needed) and starts its writer thread.
+    ///
+    /// # Errors
+    /// The store cannot be opened.
+    pub fn open(config: Config) -> Result<Self, ServerError> {
+        let hub = Arc::new(hub::Hub::default());
+        let fan_out = Arc::clone(&hub);
+        let store = Store::open(
+            &config.data,
+            config.compact_keep,
+            Box::new(move |c| fan_out.publish(c)),
+        )?;
+        let tls = config.tls.clone().map(TlsAcceptor::from);
+        Ok(Self {
+            ctx: Ctx {
+                config: Arc::new(config),
+                store,
+                hub,
+                tls,
+            },
+        })
+    }
+
+    /// Accepts connections on `listener` until `shutdown` completes, then
+    /// closes every session with 1001, waits for them (at most 5 s), and
+    /// stops the store after its last commit.
+    ///
+    /// # Errors
+    /// Not on tokio's multi-thread runtime.
+    pub async fn run(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future,
+    ) -> Result<(), ServerError> {
+        if Handle::current().runtime_flavor() != RuntimeFlavor::MultiThread {
+            return Err(ServerError::Runtime);
+        }
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let mut tasks = JoinSet::new();
+        tokio::pin!(shutdown);
+        loop {
+            tokio::select! {
+                () = async { (&mut shutdown).await; } => break,
+                accepted = listener.accept() => match accepted {
+                    Ok((tcp, peer)) => {
+                        tasks.spawn(handshake::serve(self.ctx.clone(), tcp, peer, stop_rx.clone()));
+                    }
+                    Err(e) => {
+                        // Out of file descriptors and the like: back off a
+                        // little instead of spinning.
+                        tracing::warn!("accept: {e}");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                },
+                Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+            }
+        }
+        tracing::info!(sessions = tasks.len(), "shutting down");
+        let _ = stop_tx.send(true);
+        drop(listener);
+        if tokio::time::timeout(SHUTDOWN_GRACE, async {
+            while tasks.join_next().await.is_some() {}
+        })
+        .await
+        .is_err()
+        {
+            tracing::warn!("sessions still open after {SHUTDOWN_GRACE:?}; dropping them");
+            tasks.shutdown().await;
+        }
+        // Dropping the last store handle joins the writer thread after its
+        // queued jobs: off the async workers.
+        let ctx = self.ctx;
+        let _ = tokio::task::spawn_blocking(move || drop(ctx)).await;
+        Ok(())
+    }
+}
+
+/// Opens the server with `config` and runs it on `listener` until
+/// `shutdown` completes (mini-redis's `server::run`).
+///
+/// # Errors
+/// See [`Server::open`] and [`Server::run`].
+pub async fn run(
+    listener: TcpListener,
+    config: Config,
+    shutdown: impl Future,
+) -> Result<(), ServerError> {
+    Server::open(config)?.run(listener, shutdown).await
+}
+
+/// TLS settings from a PEM certificate chain and a PEM private key.
+///
+/// # Errors
+/// A file cannot be read, holds no certificate or key, or they do not match.
+pub fn load_tls(cert: &Path, key: &Path) -> Result<Arc<rustls::ServerConfig>, ServerError> {
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+    let err = |what: &Path, e: &dyn std::fmt::Display| {
+        ServerError::Tls(format!("{}: {e}", what.display()))
+    };
+    let certs = CertificateDer::pem_file_iter(cert)
+        .map_err(|e| err(cert, &e))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| err(cert, &e))?;
+    if certs.is_empty() {
+        return Err(err(cert, &"no certificate in the file"));
+    }
+    let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| err(key, &e))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| ServerError::Tls(e.to_string()))?
+        .with_no_client_auth()
+        .with_single_cert(certs, key_der)
+        .map_err(|e| err(key, &e))?;
+    Ok(Arc::new(config))
+}

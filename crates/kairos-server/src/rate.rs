@@ -1,0 +1,58 @@
+//! Per-device rate limits: two token buckets, messages and ops, each
+//! refilled continuously to its per-second budget.
+
+use kairos_proto::{RATE_MESSAGES_PER_SEC, RATE_OPS_PER_SEC};
+use tokio::time::Instant;
+
+/// The budgets of one device.
+#[derive(Debug)]
+pub struct Bucket {
+    messages: f64,
+    ops: f64,
+    at: Instant,
+}
+
+impl Default for Bucket {
+    fn default() -> Self {
+        Self {
+            messages: f64::from(RATE_MESSAGES_PER_SEC),
+            ops: f64::from(RATE_OPS_PER_SEC),
+            at: Instant::now(),
+        }
+    }
+}
+
+impl Bucket {
+    fn refill(&mut self) {
+        let now = Instant::now();
+        let dt = now.duration_since(self.at).as_secs_f64();
+        self.at = now;
+        let max_m = f64::from(RATE_MESSAGES_PER_SEC);
+        let max_o = f64::from(RATE_OPS_PER_SEC);
+        self.messages = (self.messages + dt * max_m).min(max_m);
+        self.ops = (self.ops + dt * max_o).min(max_o);
+    }
+
+    /// Takes one message (any frame, pings too) from the budget; `false` if
+    /// the device is over its limit.
+    pub fn take_message(&mut self) -> bool {
+        self.refill();
+        if self.messages < 1.0 {
+            return false;
+        }
+        self.messages -= 1.0;
+        true
+    }
+
+    /// Takes `n` ops from the budget; `false` if the device is over its limit.
+    pub fn take_ops(&mut self, n: usize) -> bool {
+        self.refill();
+        // At most 500 ops per message: exact in an f64.
+        let n = f64::from(u32::try_from(n).unwrap_or(u32::MAX));
+        if self.ops < n {
+            return false;
+        }
+        self.ops -= n;
+        true
+    }
+}

@@ -1,0 +1,455 @@
+//! A device's session (`docs/sync-protocol.md`, "A session"): `hello` in
+//! time, catch-up from the cursor (or a snapshot), then live: pushes are
+//! committed in order and answered once durable, ops other devices pushed
+//! arrive as they commit, and a revocation closes the session at once.
+
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::stream::FuturesOrdered;
+use futures_util::{SinkExt, StreamExt};
+use kairos_proto::{
+    ClientMsg, Close, MAX_FRAME, MAX_OPS_PER_MESSAGE, PushResult, SeqOp, ServerMsg, close_reason,
+    decode_client, encode,
+};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{broadcast, watch};
+use tokio::time::timeout;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+
+use crate::Ctx;
+use crate::hub::Member;
+use crate::rate::Bucket;
+use crate::store::{Auth, Committed, StoreError};
+
+/// Pushes waiting for their commit before the session stops reading.
+const MAX_IN_FLIGHT: usize = 64;
+/// Catch-up batches stay under the frame limit with room for the envelope.
+const BATCH_BYTES: usize = MAX_FRAME - 64 * 1024;
+/// How long to wait for the device's close frame after ours.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
+
+type Pending = Pin<Box<dyn Future<Output = Result<Vec<PushResult>, StoreError>> + Send>>;
+
+/// How a session ends.
+#[derive(Debug)]
+pub(crate) enum End {
+    /// We close with this code; `error` (if any) is sent first.
+    Close {
+        code: u16,
+        error: Option<&'static str>,
+        reason: String,
+    },
+    /// The device closed, or the connection broke.
+    Gone,
+}
+
+impl End {
+    pub(crate) fn close(how: Close, reason: impl Into<String>) -> Self {
+        let error = match how {
+            Close::Normal | Close::GoingAway => None,
+            other => Some(other.error_code()),
+        };
+        Self::Close {
+            code: how.code(),
+            error,
+            reason: reason.into(),
+        }
+    }
+
+    fn internal(e: &StoreError) -> Self {
+        tracing::error!("store: {e}");
+        Self::Close {
+            code: 1011,
+            error: Some("internal"),
+            reason: "server error, try again later".into(),
+        }
+    }
+}
+
+struct Session<'a, S> {
+    ctx: &'a Ctx,
+    ws: WebSocketStream<S>,
+    auth: Auth,
+    member: Member,
+    /// The highest seq sent to the device (catch-up and live alike).
+    sent: u64,
+    pending: FuturesOrdered<Pending>,
+}
+
+pub(crate) async fn run<S>(
+    ctx: &Ctx,
+    ws: WebSocketStream<S>,
+    auth: Auth,
+    peer: SocketAddr,
+    mut stop: watch::Receiver<bool>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let member = ctx.hub.join(&auth.account, &auth.device);
+    tracing::info!(%peer, account = %auth.account, device = %auth.device, "session open");
+    let mut s = Session {
+        ctx,
+        ws,
+        auth,
+        member,
+        sent: 0,
+        pending: FuturesOrdered::new(),
+    };
+    let end = match s.hello(&mut stop).await {
+        Ok(()) => s.live(&mut stop).await,
+        Err(end) => end,
+    };
+    tracing::info!(%peer, device = %s.auth.device, "session end: {end:?}");
+    let Session { ws, member, .. } = s;
+    drop(member);
+    finish(ws, end).await;
+}
+
+/// Sends one message, then closes.
+pub(crate) async fn send_then_close<S: AsyncRead + AsyncWrite + Unpin>(
+    mut ws: WebSocketStream<S>,
+    msg: &ServerMsg,
+    end: End,
+) {
+    if ws.send(Message::text(encode(msg))).await.is_ok() {
+        finish(ws, end).await;
+    }
+}
+
+async fn finish<S: AsyncRead + AsyncWrite + Unpin>(mut ws: WebSocketStream<S>, end: End) {
+    let End::Close {
+        code,
+        error,
+        reason,
+    } = end
+    else {
+        // Answers a close frame the device sent, if it did.
+        let _ = ws.close(None).await;
+        return;
+    };
+    if let Some(error) = error {
+        let msg = ServerMsg::Error {
+            code: error.into(),
+            message: reason.clone(),
+        };
+        let _ = ws.send(Message::text(encode(&msg))).await;
+    }
+    let frame = CloseFrame {
+        code: CloseCode::from(code),
+        reason: close_reason(&reason).to_owned().into(),
+    };
+    if ws.close(Some(frame)).await.is_err() {
+        return;
+    }
+    // Read (and drop) what the device still sends until its close frame,
+    // so the kernel does not reset the connection over unread data and lose
+    // our close frame.
+    let _ = timeout(CLOSE_GRACE, async {
+        while let Some(Ok(_)) = ws.next().await {}
+    })
+    .await;
+}
+
+fn take(bucket: &Arc<Mutex<Bucket>>, f: impl FnOnce(&mut Bucket) -> bool) -> Result<(), End> {
+    let ok = bucket.lock().map(|mut b| f(&mut b)).unwrap_or(false);
+    if ok {
+        Ok(())
+    } else {
+        Err(End::close(
+            Close::RateLimited,
+            format!(
+                "over the rate limit of {} messages or {} ops per second",
+                kairos_proto::RATE_MESSAGES_PER_SEC,
+                kairos_proto::RATE_OPS_PER_SEC
+            ),
+        ))
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
+    async fn send(&mut self, msg: &ServerMsg) -> Result<(), End> {
+        self.ws
+            .send(Message::text(encode(msg)))
+            .await
+            .map_err(|_| End::Gone)
+    }
+
+    /// One frame from the device: `None` for frames that carry no message.
+    fn frame(&mut self, frame: Option<Result<Message, WsError>>) -> Result<Option<ClientMsg>, End> {
+        let text = match frame {
+            None | Some(Ok(Message::Close(_))) => return Err(End::Gone),
+            Some(Err(WsError::Capacity(e))) => {
+                return Err(End::close(
+                    Close::TooBig,
+                    format!("{e}: at most {MAX_FRAME} bytes"),
+                ));
+            }
+            Some(Err(_)) => return Err(End::Gone),
+            Some(Ok(Message::Text(text))) => text,
+            Some(Ok(Message::Binary(_))) => {
+                take(&self.member.bucket, Bucket::take_message)?;
+                return Err(End::close(
+                    Close::BadMessage,
+                    "binary frames are not part of the protocol",
+                ));
+            }
+            Some(Ok(_)) => {
+                take(&self.member.bucket, Bucket::take_message)?;
+                return Ok(None);
+            }
+        };
+        take(&self.member.bucket, Bucket::take_message)?;
+        decode_client(&text)
+            .map(Some)
+            .map_err(|e| End::close(e.close(), e.to_string()))
+    }
+
+    async fn hello(&mut self, stop: &mut watch::Receiver<bool>) -> Result<(), End> {
+        let wait = self.ctx.config.handshake_timeout;
+        let deadline = tokio::time::Instant::now() + wait;
+        let cursor = loop {
+            let frame = tokio::select! {
+                _ = stop.changed() => return Err(End::close(Close::GoingAway, "server shutting down")),
+                f = tokio::time::timeout_at(deadline, self.ws.next()) => f.map_err(|_| {
+                    End::close(Close::HelloTimeout, format!("no hello within {} ms of the upgrade", wait.as_millis()))
+                })?,
+            };
+            match self.frame(frame)? {
+                None => continue,
+                Some(ClientMsg::Hello { cursor, client }) => {
+                    tracing::debug!(device = %self.auth.device, cursor, client, "hello");
+                    break cursor;
+                }
+                Some(_) => {
+                    return Err(End::close(
+                        Close::BadMessage,
+                        "the first message must be hello",
+                    ));
+                }
+            }
+        };
+        self.ctx.store.touch(&self.auth.device);
+        let log = self
+            .ctx
+            .store
+            .log(&self.auth.account)
+            .await
+            .map_err(|e| End::internal(&e))?;
+        // A cursor ahead of the head: the server was restored from an older
+        // backup; the device gets everything there is.
+        let snapshot = cursor < log.floor || cursor > log.head;
+        self.send(&ServerMsg::Welcome {
+            account: self.auth.account.clone(),
+            device: self.auth.device.clone(),
+            head: log.head,
+            snapshot,
+        })
+        .await?;
+        self.sent = if snapshot { 0 } else { cursor };
+        self.catch_up(log.head).await?;
+        self.send(&ServerMsg::CaughtUp { head: self.sent }).await
+    }
+
+    /// Sends every op after `sent`, in batches.
+    async fn catch_up(&mut self, head: u64) -> Result<(), End> {
+        loop {
+            let batch = self
+                .ctx
+                .store
+                .ops_after(
+                    &self.auth.account,
+                    self.sent,
+                    MAX_OPS_PER_MESSAGE,
+                    BATCH_BYTES,
+                )
+                .await
+                .map_err(|e| End::internal(&e))?;
+            let Some(last) = batch.last().map(|s| s.seq) else {
+                return Ok(());
+            };
+            self.send(&ServerMsg::Ops {
+                ops: batch,
+                head: head.max(last),
+            })
+            .await?;
+            self.sent = last;
+        }
+    }
+
+    async fn live(&mut self, stop: &mut watch::Receiver<bool>) -> End {
+        loop {
+            let step = tokio::select! {
+                _ = stop.changed() => {
+                    // Pushes already queued commit anyway: answer them first.
+                    while let Some(done) = self.pending.next().await {
+                        let Ok(results) = done else { break };
+                        if self.send(&ServerMsg::Pushed { results }).await.is_err() {
+                            break;
+                        }
+                    }
+                    Err(End::close(Close::GoingAway, "server shutting down"))
+                }
+                ev = self.member.rx.recv() => self.on_event(ev).await,
+                Some(done) = self.pending.next(), if !self.pending.is_empty() => match done {
+                    Ok(results) => self.send(&ServerMsg::Pushed { results }).await,
+                    Err(e) => Err(End::internal(&e)),
+                },
+                frame = self.ws.next(), if self.pending.len() < MAX_IN_FLIGHT => match self.frame(frame) {
+                    Ok(Some(msg)) => self.on_message(msg).await,
+                    Ok(None) => Ok(()),
+                    Err(end) => Err(end),
+                },
+            };
+            if let Err(end) = step {
+                return end;
+            }
+        }
+    }
+
+    async fn on_event(
+        &mut self,
+        ev: Result<Arc<Committed>, broadcast::error::RecvError>,
+    ) -> Result<(), End> {
+        let ev = match ev {
+            Ok(ev) => ev,
+            Err(broadcast::error::RecvError::Lagged(n)) => {
+                tracing::debug!(device = %self.auth.device, missed = n, "live channel lagged; catching up");
+                if !self
+                    .ctx
+                    .store
+                    .is_live(&self.auth.device)
+                    .await
+                    .map_err(|e| End::internal(&e))?
+                {
+                    return Err(End::close(Close::Revoked, "device revoked"));
+                }
+                let head = self
+                    .ctx
+                    .store
+                    .log(&self.auth.account)
+                    .await
+                    .map_err(|e| End::internal(&e))?
+                    .head;
+                return self.catch_up(head).await;
+            }
+            Err(broadcast::error::RecvError::Closed) => return Err(End::Gone),
+        };
+        match &*ev {
+            Committed::Revoked { device, .. } if *device == self.auth.device => {
+                Err(End::close(Close::Revoked, "device revoked"))
+            }
+            Committed::Ops {
+                from, ops, head, ..
+            } if *from != self.auth.device => {
+                let fresh: Vec<SeqOp> = ops.iter().filter(|s| s.seq > self.sent).cloned().collect();
+                self.send_live(fresh, *head).await
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Sends live ops, split so that no message is over the frame limit.
+    async fn send_live(&mut self, mut ops: Vec<SeqOp>, head: u64) -> Result<(), End> {
+        while !ops.is_empty() {
+            let mut n = ops.len();
+            let text = loop {
+                let text = encode(&ServerMsg::Ops {
+                    ops: ops[..n].to_vec(),
+                    head,
+                });
+                if text.len() <= MAX_FRAME || n == 1 {
+                    break text;
+                }
+                n = n.div_ceil(2);
+            };
+            let rest = ops.split_off(n);
+            self.sent = ops.last().map_or(self.sent, |s| s.seq);
+            self.ws
+                .send(Message::text(text))
+                .await
+                .map_err(|_| End::Gone)?;
+            ops = rest;
+        }
+        Ok(())
+    }
+
+    async fn on_message(&mut self, msg: ClientMsg) -> Result<(), End> {
+        let (account, me) = (self.auth.account.clone(), self.auth.device.clone());
+        match msg {
+            ClientMsg::Hello { .. } => Err(End::close(Close::BadMessage, "hello was already sent")),
+            ClientMsg::Push { ops } => {
+                take(&self.member.bucket, |b| b.take_ops(ops.len()))?;
+                if let Some((i, op)) = ops.iter().enumerate().find(|(_, op)| op.device != me) {
+                    return Err(End::close(
+                        Close::BadMessage,
+                        format!("push: op {i}: an op of another device ({})", op.device),
+                    ));
+                }
+                let now_ms = u64::try_from(chrono::Utc::now().timestamp_millis()).unwrap_or(0);
+                if let Some(op) = ops.iter().find(|op| op.hlc.is_far_ahead(now_ms)) {
+                    tracing::warn!(device = %me, hlc = %op.hlc, "stamp more than 24 h ahead of the server's clock");
+                }
+                self.pending
+                    .push_back(Box::pin(self.ctx.store.push(&self.auth, ops)));
+                Ok(())
+            }
+            ClientMsg::Pair => {
+                let code = self
+                    .ctx
+                    .store
+                    .pair(&account, self.ctx.config.code_ttl)
+                    .await
+                    .map_err(|e| End::internal(&e))?;
+                self.send(&ServerMsg::Code {
+                    code: code.code,
+                    expires_at: code.expires_at,
+                })
+                .await
+            }
+            ClientMsg::Devices => {
+                let mut devices = self
+                    .ctx
+                    .store
+                    .devices(&account)
+                    .await
+                    .map_err(|e| End::internal(&e))?;
+                let connected = self.ctx.hub.connected(&account);
+                for d in &mut devices {
+                    d.connected = connected.contains(&d.device);
+                }
+                self.send(&ServerMsg::DeviceList { devices }).await
+            }
+            ClientMsg::Revoke { device } => {
+                if !self
+                    .ctx
+                    .store
+                    .revoke(&account, &device)
+                    .await
+                    .map_err(|e| End::internal(&e))?
+                {
+                    return self
+                        .send(&ServerMsg::Error {
+                            code: "not_found".into(),
+                            message: format!("no device {device} in this account"),
+                        })
+                        .await;
+                }
+                tracing::info!(%account, by = %me, %device, "device revoked");
+                self.send(&ServerMsg::Revoked {
+                    device: device.clone(),
+                })
+                .await?;
+                if device == me {
+                    return Err(End::close(Close::Normal, "device left"));
+                }
+                Ok(())
+            }
+        }
+    }
+}

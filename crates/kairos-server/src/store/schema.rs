@@ -1,0 +1,56 @@
+//! Opening the server's SQLite file: owner-only permissions, WAL,
+//! `synchronous=FULL`, and the schema from `migrations/`.
+
+use std::fs::{DirBuilder, OpenOptions};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::Connection;
+use rusqlite_migration::{M, Migrations};
+
+use super::StoreError;
+
+const MIGRATIONS: &[M<'static>] = &[M::up(include_str!("../../migrations/0001_init.sql"))];
+
+/// The database file inside the data directory.
+pub fn db_path(data: &Path) -> PathBuf {
+    data.join("server.db")
+}
+
+/// Creates the data directory (0700) and the database file (0600) if they
+/// do not exist, then opens it and brings the schema up to date.
+pub fn create_and_migrate(data: &Path) -> Result<Connection, StoreError> {
+    let io = |source| StoreError::Io {
+        path: data.to_path_buf(),
+        source,
+    };
+    DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(data)
+        .map_err(io)?;
+    let path = db_path(data);
+    // SQLite gives its -wal and -shm files the database file's mode, so
+    // creating it 0600 first keeps all three readable by the owner only.
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(io)?;
+    let mut conn = open(&path)?;
+    Migrations::from_slice(MIGRATIONS).to_latest(&mut conn)?;
+    Ok(conn)
+}
+
+/// Opens a connection with the pragmas every connection needs.
+pub fn open(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(Duration::from_secs(10))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    // Durable at commit: `pushed` is only sent after the commit returns.
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(conn)
+}

@@ -1,0 +1,133 @@
+//! Stopping: SIGTERM closes sessions with 1001 and exits 0; kill -9 loses
+//! nothing that was acknowledged; compaction leaves a snapshot.
+
+use std::collections::HashMap;
+
+use kairos_proto::{ClientMsg, ServerMsg};
+use nix::sys::signal::Signal;
+
+use crate::support::{Maker, Server};
+
+#[tokio::test]
+async fn sigterm_closes_sessions_with_1001_and_exits_0() {
+    let mut server = Server::start(&[]).await;
+    let (_, token) = server.device("alice", "laptop").await;
+    let mut a = server.connect(&token).await;
+    a.hello(0).await;
+    server.signal(Signal::SIGTERM);
+    assert_eq!(a.closed().await.0, 1001);
+    let status = server.exit().await;
+    assert!(status.success(), "{status:?}\n{}", server.log());
+    let rest = server.stdout.next_line().await.unwrap();
+    assert_eq!(rest, None, "stdout has exactly one line");
+}
+
+#[tokio::test]
+async fn after_kill_9_every_acknowledged_op_is_there_exactly_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut server = Server::start_on(&data, &[]).await;
+    let (a_id, token) = server.device("alice", "laptop").await;
+    let mut a = server.connect(&token).await;
+    a.hello(0).await;
+    let mut m = Maker::new(&a_id);
+    // Pipelined pushes; kill the server once some were acknowledged.
+    let pushes: Vec<Vec<kairos_proto::Op>> = (0..400)
+        .map(|i| (0..5).map(|j| m.dismiss(&format!("k{i}-{j}"))).collect())
+        .collect();
+    for ops in &pushes {
+        a.send(&ClientMsg::Push { ops: ops.clone() }).await;
+    }
+    let mut acked: HashMap<String, u64> = HashMap::new();
+    while acked.len() < 5 * 50 {
+        match a.recv().await {
+            ServerMsg::Pushed { results } => {
+                acked.extend(results.into_iter().map(|r| (r.id, r.seq)))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    server.signal(Signal::SIGKILL);
+    let _ = server.exit().await;
+    // Whatever else arrived before the connection broke counts as acked too.
+    while let Ok(Some(Ok(msg))) = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        futures_util::StreamExt::next(&mut a.ws),
+    )
+    .await
+    {
+        if let Ok(ServerMsg::Pushed { results }) = msg
+            .to_text()
+            .map(kairos_proto::decode_server)
+            .unwrap_or(Err(kairos_proto::ProtoError::Malformed(String::new())))
+        {
+            acked.extend(results.into_iter().map(|r| (r.id, r.seq)));
+        }
+    }
+    drop(server);
+
+    let server = Server::start_on(&data, &[]).await;
+    let mut b = server.connect(&token).await;
+    let all = b.hello(0).await;
+    let mut seen: HashMap<String, u64> = HashMap::new();
+    for s in &all.ops {
+        assert!(
+            seen.insert(s.op.id.clone(), s.seq).is_none(),
+            "{} twice",
+            s.op.id
+        );
+    }
+    for (id, seq) in &acked {
+        assert_eq!(
+            seen.get(id),
+            Some(seq),
+            "acknowledged op {id} lost or moved"
+        );
+    }
+    let seqs: Vec<u64> = all.ops.iter().map(|s| s.seq).collect();
+    assert!(
+        seqs.windows(2).all(|w| w[1] == w[0] + 1) && seqs.first() == Some(&1),
+        "gaps in {seqs:?}"
+    );
+    // Re-pushing everything after the restart: known ids keep their seq.
+    let replay = pushes[0].clone();
+    let again = b.push(&replay).await;
+    assert_eq!(
+        again,
+        replay.iter().map(|o| seen[&o.id]).collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test]
+async fn a_cursor_below_the_compaction_floor_gets_a_snapshot_of_the_kept_ops() {
+    let server = Server::start(&["--compact-keep", "2"]).await;
+    let (a_id, token) = server.device("alice", "laptop").await;
+    let mut a = server.connect(&token).await;
+    a.hello(0).await;
+    let mut m = Maker::new(&a_id);
+    let renames: Vec<_> = (0..5)
+        .map(|i| m.calendar("c1", &format!("name {i}")))
+        .collect();
+    let dismissed = m.dismiss("k1");
+    let other = m.calendar("c2", "other");
+    let last = m.calendar("c3", "last");
+    // One push each: seqs 1..=8, compaction after every two.
+    for op in renames.iter().chain([&dismissed, &other, &last]) {
+        a.push(std::slice::from_ref(op)).await;
+    }
+    let mut b = server.connect(&token).await;
+    let snap = b.hello(0).await;
+    assert!(snap.snapshot);
+    assert_eq!(snap.head, 8);
+    assert_eq!(snap.caught_up, 8);
+    let kept: Vec<(u64, &kairos_proto::Op)> = snap.ops.iter().map(|s| (s.seq, &s.op)).collect();
+    assert_eq!(
+        kept,
+        vec![(5, &renames[4]), (6, &dismissed), (7, &other), (8, &last)]
+    );
+    // A cursor at or above the floor catches up normally.
+    let mut c = server.connect(&token).await;
+    let normal = c.hello(6).await;
+    assert!(!normal.snapshot);
+    assert_eq!(normal.ops.iter().map(|s| s.seq).collect::<Vec<_>>(), [7, 8]);
+}

@@ -1,0 +1,97 @@
+//! Invites, joining, and credentials refused before the upgrade.
+
+use std::os::unix::fs::PermissionsExt;
+
+use kairos_proto::{ServerMsg, ids};
+
+use crate::support::Server;
+
+#[tokio::test]
+async fn invite_then_join_gives_a_device_id_and_token_once() {
+    let server = Server::start(&[]).await;
+    let code = server.invite("alice", &[]).await;
+    assert!(ids::normalize_pairing_code(&code).is_some(), "{code}");
+    assert_eq!(code.len(), 14);
+    let ServerMsg::Joined {
+        account,
+        device,
+        token,
+    } = server.join(&code, "my laptop").await.unwrap()
+    else {
+        unreachable!()
+    };
+    assert_eq!(account, "alice");
+    assert!(ids::is_device(&device), "{device}");
+    assert!(ids::is_token(&token));
+    let again = server.join(&code, "thief").await.unwrap_err();
+    assert_eq!(again, (401, "pairing code already used\n".into()));
+    // Typed in lower case without dashes it is the same (used) code.
+    let typed = code.replace('-', "").to_lowercase();
+    assert_eq!(
+        server.join(&typed, "x").await.unwrap_err().1,
+        "pairing code already used\n"
+    );
+}
+
+#[tokio::test]
+async fn wrong_and_expired_codes_are_refused_with_the_reason() {
+    let server = Server::start(&[]).await;
+    server.invite("alice", &[]).await;
+    assert_eq!(
+        server.join("0000-0000-0000", "x").await.unwrap_err(),
+        (401, "unknown pairing code\n".into())
+    );
+    assert_eq!(
+        server.join("not a code", "x").await.unwrap_err(),
+        (401, "unknown pairing code\n".into())
+    );
+    let expired = server.invite("alice", &["--ttl-secs", "0"]).await;
+    assert_eq!(
+        server.join(&expired, "x").await.unwrap_err(),
+        (401, "pairing code expired\n".into())
+    );
+}
+
+#[tokio::test]
+async fn wrong_missing_or_misplaced_credentials_are_401_and_other_paths_404() {
+    let server = Server::start(&[]).await;
+    let (_, token) = server.device("alice", "laptop").await;
+    let wrong = "ab".repeat(32);
+    assert_eq!(
+        server
+            .refused("/v1/sync", Some(&format!("Bearer {wrong}")))
+            .await,
+        (401, "unknown token\n".into())
+    );
+    assert_eq!(
+        server.refused("/v1/sync", Some("Bearer short")).await,
+        (401, "unknown token\n".into())
+    );
+    let (status, body) = server.refused("/v1/sync", None).await;
+    assert_eq!(
+        (status, body.as_str()),
+        (401, "expected Authorization: Bearer TOKEN\n")
+    );
+    let (status, _) = server
+        .refused("/v1/join", Some(&format!("Bearer {token}")))
+        .await;
+    assert_eq!(status, 401, "a token is not a pairing code");
+    let (status, _) = server
+        .refused("/v2/sync", Some(&format!("Bearer {token}")))
+        .await;
+    assert_eq!(status, 404);
+    // The right token still works.
+    let mut c = server.connect(&token).await;
+    assert_eq!(c.hello(0).await.caught_up, 0);
+}
+
+#[tokio::test]
+async fn the_data_directory_and_database_are_readable_by_their_owner_only() {
+    let server = Server::start(&[]).await;
+    server.device("alice", "laptop").await;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&server.data), 0o700);
+    for f in ["server.db", "server.db-wal", "server.db-shm"] {
+        assert_eq!(mode(&server.data.join(f)), 0o600, "{f}");
+    }
+}

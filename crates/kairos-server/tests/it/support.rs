@@ -1,0 +1,358 @@
+//! The real `kairos-server` binary in a fresh data directory, and a small
+//! WebSocket client. Every wait is bounded by a timeout on an event (a line
+//! on stdout, a frame, the process's exit): never a sleep.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use kairos_proto::{ClientMsg, Op, SeqOp, ServerMsg, decode_server, encode};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+use tokio::process::{Child, Command};
+use tokio::time::timeout;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+
+/// How long any one expected event may take before the test fails.
+pub const WAIT: Duration = Duration::from_secs(15);
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_kairos-server");
+
+/// A running server; killed when dropped.
+pub struct Server {
+    pub child: Child,
+    pub url: String,
+    pub data: PathBuf,
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// The rest of stdout, after the listening line.
+    pub stdout: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Server {
+    /// A server on a fresh data directory.
+    pub async fn start(args: &[&str]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        let mut s = Self::start_on(&data, args).await;
+        s._dir = Some(dir);
+        s
+    }
+
+    /// A server on `data` (which may hold a previous server's store).
+    pub async fn start_on(data: &Path, args: &[&str]) -> Self {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(data.with_extension("log"))
+            .unwrap();
+        let mut child = Command::new(BIN)
+            .arg("--data")
+            .arg(data)
+            .args(["--listen", "127.0.0.1:0"])
+            .args(args)
+            .env("RUST_LOG", "debug")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let line = match timeout(WAIT, lines.next_line()).await {
+            Ok(Ok(Some(line))) => line,
+            other => panic!(
+                "no listening line ({other:?}); log:\n{}",
+                std::fs::read_to_string(data.with_extension("log")).unwrap_or_default()
+            ),
+        };
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        let url = v["listening"].as_str().unwrap().to_owned();
+        Self {
+            child,
+            url,
+            data: data.to_owned(),
+            tls: None,
+            stdout: lines,
+            _dir: None,
+        }
+    }
+
+    /// `host:port` of the server.
+    pub fn addr(&self) -> &str {
+        self.url.split("://").nth(1).unwrap()
+    }
+
+    /// `kairos-server --data DIR invite ACCOUNT [args]` → the code.
+    pub async fn invite(&self, account: &str, args: &[&str]) -> String {
+        let out = Command::new(BIN)
+            .arg("--data")
+            .arg(&self.data)
+            .args(["invite", account])
+            .args(args)
+            .output()
+            .await
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["account"], account);
+        assert!(v["expires_at"].as_str().unwrap().ends_with('Z'), "{v}");
+        v["code"].as_str().unwrap().to_owned()
+    }
+
+    /// A new device of `account`: invite, then join. (device, token)
+    pub async fn device(&self, account: &str, name: &str) -> (String, String) {
+        let code = self.invite(account, &[]).await;
+        let ServerMsg::Joined { device, token, .. } = self.join(&code, name).await.unwrap() else {
+            unreachable!()
+        };
+        (device, token)
+    }
+
+    /// `/v1/join` with `code`: the `joined` message, or the refusal.
+    pub async fn join(&self, code: &str, name: &str) -> Result<ServerMsg, (u16, String)> {
+        let path = format!("/v1/join?name={}", name.replace(' ', "%20"));
+        let mut ws = self.upgrade(&path, &format!("Pairing {code}")).await?;
+        let msg = ws.recv().await;
+        assert!(matches!(msg, ServerMsg::Joined { .. }), "{msg:?}");
+        assert_eq!(ws.closed().await.0, 1000);
+        Ok(msg)
+    }
+
+    /// A session with `token` (no hello sent yet).
+    pub async fn connect(&self, token: &str) -> Client {
+        self.upgrade("/v1/sync", &format!("Bearer {token}"))
+            .await
+            .unwrap()
+    }
+
+    /// The upgrade of `path` with this `Authorization` header.
+    pub async fn upgrade(&self, path: &str, authorization: &str) -> Result<Client, (u16, String)> {
+        let scheme = if self.tls.is_some() { "wss" } else { "ws" };
+        let mut req = format!("{scheme}://{}{path}", self.addr())
+            .into_client_request()
+            .unwrap();
+        req.headers_mut().insert(
+            "authorization",
+            HeaderValue::from_str(authorization).unwrap(),
+        );
+        let tcp = TcpStream::connect(self.addr()).await.unwrap();
+        tcp.set_nodelay(true).unwrap();
+        let io: Box<dyn Io> = match &self.tls {
+            None => Box::new(tcp),
+            Some(cfg) => {
+                let name = rustls_pki_types::ServerName::try_from("localhost").unwrap();
+                Box::new(
+                    tokio_rustls::TlsConnector::from(cfg.clone())
+                        .connect(name, tcp)
+                        .await
+                        .unwrap(),
+                )
+            }
+        };
+        let config = WebSocketConfig::default()
+            .max_message_size(Some(64 << 20))
+            .max_frame_size(Some(64 << 20));
+        match timeout(
+            WAIT,
+            tokio_tungstenite::client_async_with_config(req, io, Some(config)),
+        )
+        .await
+        {
+            Ok(Ok((ws, _))) => Ok(Client { ws }),
+            Ok(Err(WsError::Http(resp))) => {
+                let body = resp
+                    .body()
+                    .as_ref()
+                    .map(|b| String::from_utf8_lossy(b).into_owned());
+                Err((resp.status().as_u16(), body.unwrap_or_default()))
+            }
+            Ok(Err(e)) => panic!("upgrade of {path}: {e}"),
+            Err(_) => panic!("upgrade of {path}: timed out"),
+        }
+    }
+
+    /// The HTTP status and body of a refused upgrade, read raw.
+    pub async fn refused(&self, path: &str, authorization: Option<&str>) -> (u16, String) {
+        let mut tcp = TcpStream::connect(self.addr()).await.unwrap();
+        let auth = authorization
+            .map(|a| format!("Authorization: {a}\r\n"))
+            .unwrap_or_default();
+        let req = format!(
+            "GET {path} HTTP/1.1\r\nHost: {}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n{auth}\r\n",
+            self.addr()
+        );
+        tcp.write_all(req.as_bytes()).await.unwrap();
+        let mut out = String::new();
+        timeout(WAIT, tcp.read_to_string(&mut out))
+            .await
+            .unwrap()
+            .unwrap();
+        let status = out.split(' ').nth(1).unwrap().parse().unwrap();
+        let body = out.split("\r\n\r\n").nth(1).unwrap_or("").to_owned();
+        (status, body)
+    }
+
+    /// Sends a signal to the server.
+    pub fn signal(&self, sig: nix::sys::signal::Signal) {
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id().unwrap()).unwrap());
+        nix::sys::signal::kill(pid, sig).unwrap();
+    }
+
+    /// Waits for the server to exit.
+    pub async fn exit(&mut self) -> std::process::ExitStatus {
+        timeout(WAIT, self.child.wait())
+            .await
+            .expect("server did not exit")
+            .unwrap()
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.data.with_extension("log")).unwrap_or_default()
+    }
+}
+
+pub trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+
+/// One device's connection.
+pub struct Client {
+    pub ws: WebSocketStream<Box<dyn Io>>,
+}
+
+/// What `hello` brought: the welcome, the ops, and the caught-up head.
+pub struct Hello {
+    pub head: u64,
+    pub snapshot: bool,
+    pub ops: Vec<SeqOp>,
+    pub caught_up: u64,
+}
+
+impl Client {
+    pub async fn send(&mut self, msg: &ClientMsg) {
+        self.ws.send(Message::text(encode(msg))).await.unwrap();
+    }
+
+    pub async fn send_raw(&mut self, text: String) {
+        self.ws.send(Message::text(text)).await.unwrap();
+    }
+
+    /// The next message (pings and pongs skipped).
+    pub async fn recv(&mut self) -> ServerMsg {
+        loop {
+            match timeout(WAIT, self.ws.next())
+                .await
+                .expect("no message in time")
+            {
+                Some(Ok(Message::Text(t))) => return decode_server(&t).unwrap(),
+                Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
+                other => panic!("expected a message, got {other:?}"),
+            }
+        }
+    }
+
+    /// Reads until the close frame: (code, reason); messages before it are
+    /// returned too.
+    pub async fn closed(&mut self) -> (u16, String, Vec<ServerMsg>) {
+        let mut before = Vec::new();
+        loop {
+            match timeout(WAIT, self.ws.next())
+                .await
+                .expect("no close in time")
+            {
+                Some(Ok(Message::Close(Some(f)))) => {
+                    return (f.code.into(), f.reason.to_string(), before);
+                }
+                Some(Ok(Message::Close(None))) => return (1005, String::new(), before),
+                Some(Ok(Message::Text(t))) => before.push(decode_server(&t).unwrap()),
+                Some(Ok(_)) => {}
+                other => panic!("expected a close frame, got {other:?}"),
+            }
+        }
+    }
+
+    /// `hello` with `cursor`, through `caught_up`.
+    pub async fn hello(&mut self, cursor: u64) -> Hello {
+        self.send(&ClientMsg::Hello {
+            cursor,
+            client: "kairos-server tests".into(),
+        })
+        .await;
+        let ServerMsg::Welcome { head, snapshot, .. } = self.recv().await else {
+            panic!("no welcome")
+        };
+        let mut ops = Vec::new();
+        loop {
+            match self.recv().await {
+                ServerMsg::Ops { ops: batch, .. } => ops.extend(batch),
+                ServerMsg::CaughtUp { head: caught_up } => {
+                    return Hello {
+                        head,
+                        snapshot,
+                        ops,
+                        caught_up,
+                    };
+                }
+                other => panic!("during catch-up: {other:?}"),
+            }
+        }
+    }
+
+    /// Pushes and waits for `pushed`: the seqs, in order.
+    pub async fn push(&mut self, ops: &[Op]) -> Vec<u64> {
+        self.send(&ClientMsg::Push { ops: ops.to_vec() }).await;
+        match self.recv().await {
+            ServerMsg::Pushed { results } => {
+                assert_eq!(
+                    results.iter().map(|r| &r.id).collect::<Vec<_>>(),
+                    ops.iter().map(|o| &o.id).collect::<Vec<_>>()
+                );
+                results.into_iter().map(|r| r.seq).collect()
+            }
+            other => panic!("expected pushed, got {other:?}"),
+        }
+    }
+}
+
+/// A device's ops: numbered from 1, stamped by its own clock.
+pub struct Maker {
+    clock: kairos_proto::HlcClock,
+    n: u64,
+}
+
+impl Maker {
+    pub fn new(device: &str) -> Self {
+        Self {
+            clock: kairos_proto::HlcClock::new(device, None),
+            n: 0,
+        }
+    }
+
+    pub fn op(&mut self, body: kairos_proto::Body) -> Op {
+        self.n += 1;
+        Op::new(self.n, self.clock.issue(1_764_864_000_000 + self.n), body)
+    }
+
+    pub fn dismiss(&mut self, key: &str) -> Op {
+        self.op(kairos_proto::Body::ReminderDismiss { key: key.into() })
+    }
+
+    pub fn calendar(&mut self, uid: &str, name: &str) -> Op {
+        self.op(kairos_proto::Body::CalendarPut {
+            calendar: uid.into(),
+            name: name.into(),
+            color: None,
+        })
+    }
+}
