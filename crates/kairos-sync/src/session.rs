@@ -94,8 +94,14 @@ impl Session {
                     pulled += ops.len();
                     on_applied(applier.apply(store, &ops)?);
                 }
-                ServerMsg::CaughtUp { .. } => {
-                    store.meta_set(keys::SNAPSHOT, if self.snapshot { "1" } else { "0" })?;
+                ServerMsg::CaughtUp { head } => {
+                    // The server's word for where this device now is: ops
+                    // it skipped (this device's own) are behind it too.
+                    let at = cursor(store)?.max(head);
+                    store.write(|tx| {
+                        tx.meta_set(keys::CURSOR, &at.to_string())?;
+                        tx.meta_set(keys::SNAPSHOT, if self.snapshot { "1" } else { "0" })
+                    })?;
                     return Ok(pulled);
                 }
                 other => {

@@ -42,8 +42,18 @@ fn a_server_killed_during_five_thousand_pushes_loses_nothing_and_repeats_nothing
     }
     server.kill9();
     let _ = (pa.wait_with_output(), pb.wait_with_output());
+    let left: u64 = [&a, &b]
+        .iter()
+        .map(|d| d.status()["outbox"].as_u64().expect("outbox"))
+        .sum();
+    assert!(
+        left > 0,
+        "the kill came after every op was in: not the case under test"
+    );
     let server = Server::start(&dir.path().join("server"), &addr);
-    for d in [&a, &b, &a] {
+    // Each pushes what is left, then each catches up past the other's (a
+    // device's cursor passes its own ops at its next catch-up).
+    for d in [&a, &b, &a, &b] {
         d.run(&["sync", "now"]);
     }
     for d in [&a, &b] {
