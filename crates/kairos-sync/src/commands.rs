@@ -178,11 +178,10 @@ pub async fn push_outbox(
     tls: &Tls,
     wait: Duration,
 ) -> Result<usize, SyncError> {
-    let result = tokio::time::timeout(wait, now(store, applier, tls))
+    tokio::time::timeout(wait, now(store, applier, tls))
         .await
         .unwrap_or(Err(SyncError::Timeout(wait.as_secs())))
-        .map(|(pushed, _)| pushed);
-    result
+        .map(|(pushed, _)| pushed)
 }
 
 fn finish<T>(store: &mut Store, applier: &Applier, result: &Result<T, SyncError>) {

@@ -75,7 +75,6 @@ pub fn apply_remote(
             let ctx = Ctx {
                 tx,
                 op,
-                own: &own,
                 now,
                 until,
                 floating,
@@ -99,7 +98,6 @@ pub fn apply_remote(
 struct Ctx<'a, 't> {
     tx: &'a Tx<'t>,
     op: &'a Op,
-    own: &'a str,
     now: DateTime<Utc>,
     until: DateTime<Utc>,
     floating: Tz,
@@ -274,9 +272,7 @@ impl Ctx<'_, '_> {
             "op {} from {} not applied: {problem}",
             self.op.id, self.op.device
         );
-        self.tx
-            .sync_note(&format!("series/?/{uid}"), &reason, self.now)?;
-        let _ = self.own;
+        self.tx.sync_note(&self.op.entity(), &reason, self.now)?;
         Ok(None)
     }
 }
