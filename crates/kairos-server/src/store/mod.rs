@@ -10,6 +10,7 @@
 
 mod read;
 mod schema;
+mod tx;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -154,8 +155,8 @@ impl Store {
     /// while a server may be running on the same file.
     pub fn invite(data: &Path, account: &str, ttl: Duration) -> Result<Code, StoreError> {
         let mut conn = schema::create_and_migrate(data)?;
-        let tx = conn.transaction()?;
-        let code = writer::create_code(&tx, account, ttl, true, Utc::now())?;
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let code = tx::create_code(&tx, account, ttl, true, Utc::now())?;
         tx.commit()?;
         Ok(code)
     }

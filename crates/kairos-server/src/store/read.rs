@@ -8,7 +8,7 @@ use chrono::DateTime;
 use kairos_proto::{DeviceInfo, Op, SeqOp};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::writer::{to_i64, to_u64};
+use super::tx::{to_i64, to_u64};
 use super::{Auth, Log, Refusal, StoreError, schema};
 
 /// Idle connections kept for reuse.

@@ -48,7 +48,13 @@ pub fn create_and_migrate(data: &Path) -> Result<Connection, StoreError> {
 pub fn open(path: &Path) -> Result<Connection, StoreError> {
     let conn = Connection::open(path)?;
     conn.busy_timeout(Duration::from_secs(10))?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
+    // WAL is a property of the file: set it once. Setting it again on every
+    // connection takes a lock that readers racing the writer lose
+    // ("database is locked", without waiting on the busy timeout).
+    let mode: String = conn.pragma_query_value(None, "journal_mode", |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+    }
     // Durable at commit: `pushed` is only sent after the commit returns.
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;

@@ -9,4 +9,5 @@ mod limits;
 mod pairing;
 mod support;
 mod sync;
+mod throughput;
 mod tls;

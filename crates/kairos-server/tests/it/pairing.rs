@@ -95,3 +95,37 @@ async fn the_data_directory_and_database_are_readable_by_their_owner_only() {
         assert_eq!(mode(&server.data.join(f)), 0o600, "{f}");
     }
 }
+
+#[tokio::test]
+async fn inviting_while_the_server_commits_pushes_fails_no_push() {
+    // Regression: the writer's deferred transactions read the head, then
+    // failed with "database is locked" when the invite process had written
+    // in between; sessions were closed with 1011.
+    let server = Server::start(&[]).await;
+    let (a_id, token) = server.device("alice", "laptop").await;
+    let mut a = server.connect(&token).await;
+    a.hello(0).await;
+    let mut m = crate::support::Maker::new(&a_id);
+    let inviting = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let still = std::sync::Arc::clone(&inviting);
+    // Pushes keep the writer busy for as long as the invites run.
+    let pusher = tokio::spawn(async move {
+        // 100 pushes a second: under the per-device rate limit.
+        let mut tick = tokio::time::interval(std::time::Duration::from_millis(10));
+        let mut n = 0;
+        while still.load(std::sync::atomic::Ordering::Relaxed) || n < 50 {
+            tick.tick().await;
+            let ops: Vec<_> = (0..5).map(|i| m.dismiss(&format!("k{n}-{i}"))).collect();
+            a.send(&kairos_proto::ClientMsg::Push { ops }).await;
+            match a.recv().await {
+                ServerMsg::Pushed { .. } => n += 1,
+                other => panic!("{other:?}"),
+            }
+        }
+    });
+    for i in 0..20 {
+        server.invite(&format!("guest{i}"), &[]).await;
+    }
+    inviting.store(false, std::sync::atomic::Ordering::Relaxed);
+    pusher.await.unwrap();
+}
