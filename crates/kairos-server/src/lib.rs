@@ -61,6 +61,9 @@ pub struct Config {
     pub compact_keep: u64,
     /// How long a code from `pair` works.
     pub code_ttl: Duration,
+    /// How often the server pings a session; one silent for three intervals
+    /// (not even a pong) is closed.
+    pub ping_interval: Duration,
 }
 
 impl Config {
@@ -73,6 +76,7 @@ impl Config {
             handshake_timeout: kairos_proto::HELLO_TIMEOUT,
             compact_keep: 10_000,
             code_ttl: kairos_proto::PAIRING_TTL,
+            ping_interval: Duration::from_secs(30),
         }
     }
 }

@@ -33,6 +33,9 @@ struct Cli {
     /// Lifetime of codes made by a device's `pair` (tests).
     #[arg(long, hide = true, default_value_t = 900)]
     code_ttl_secs: u64,
+    /// Interval of the server's pings (tests).
+    #[arg(long, hide = true, default_value_t = 30_000)]
+    ping_ms: u64,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -85,6 +88,7 @@ fn serve(cli: Cli) -> anyhow::Result<()> {
     config.handshake_timeout = Duration::from_millis(cli.handshake_timeout_ms);
     config.compact_keep = cli.compact_keep;
     config.code_ttl = Duration::from_secs(cli.code_ttl_secs);
+    config.ping_interval = Duration::from_millis(cli.ping_ms.max(1));
     if let (Some(cert), Some(key)) = (&cli.tls_cert, &cli.tls_key) {
         config.tls = Some(load_tls(cert, key)?);
     }

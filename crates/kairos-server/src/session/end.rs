@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use kairos_proto::{Close, ServerMsg, close_reason, encode};
-use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::time::timeout;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
@@ -96,9 +96,22 @@ pub(crate) async fn finish<S: AsyncRead + AsyncWrite + Unpin>(
     }
     // Read (and drop) what the device still sends until its close frame,
     // so the kernel does not reset the connection over unread data and lose
-    // our close frame.
+    // our close frame. After a read error (an oversized frame: the rest of
+    // it is still coming) tungstenite reads no more: drain the raw stream.
     let _ = timeout(CLOSE_GRACE, async {
-        while let Some(Ok(_)) = ws.next().await {}
+        loop {
+            match ws.next().await {
+                Some(Ok(_)) => {}
+                None => return,
+                Some(Err(_)) => break,
+            }
+        }
+        let mut buf = vec![0u8; 16 * 1024];
+        while let Ok(n) = ws.get_mut().read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+        }
     })
     .await;
 }

@@ -42,6 +42,8 @@ struct Session<'a, S> {
     member: Member,
     /// The highest seq sent to the device (catch-up and live alike).
     sent: u64,
+    /// When the device last sent a frame (pongs included).
+    heard: tokio::time::Instant,
     pending: FuturesOrdered<Pending>,
 }
 
@@ -63,6 +65,7 @@ pub(crate) async fn run<S>(
         member,
         sent: 0,
         pending: FuturesOrdered::new(),
+        heard: tokio::time::Instant::now(),
     };
     let end = match s.hello(&mut stop).await {
         Ok(()) => s.live(&mut stop).await,
@@ -84,6 +87,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
 
     /// One frame from the device: `None` for frames that carry no message.
     fn frame(&mut self, frame: Option<Result<Message, WsError>>) -> Result<Option<ClientMsg>, End> {
+        self.heard = tokio::time::Instant::now();
         let text = match frame {
             None | Some(Ok(Message::Close(_))) => return Err(End::Gone),
             Some(Err(WsError::Capacity(e))) => {
@@ -185,6 +189,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
     }
 
     async fn live(&mut self, stop: &mut watch::Receiver<bool>) -> End {
+        let every = self.ctx.config.ping_interval;
+        let mut ping = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         loop {
             let step = tokio::select! {
                 _ = stop.changed() => {
@@ -197,6 +203,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
                     }
                     Err(End::close(Close::GoingAway, "server shutting down"))
                 }
+                _ = ping.tick() => self.keepalive(every).await,
                 ev = self.member.rx.recv() => self.on_event(ev).await,
                 Some(done) = self.pending.next(), if !self.pending.is_empty() => match done {
                     Ok(results) => self.send(&ServerMsg::Pushed { results }).await,
@@ -212,6 +219,18 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
                 return end;
             }
         }
+    }
+
+    /// A ping, or the end of a connection that answered none of the last
+    /// three: a suspended laptop's socket is not closed, it goes silent.
+    async fn keepalive(&mut self, every: std::time::Duration) -> Result<(), End> {
+        if self.heard.elapsed() > every * 3 {
+            return Err(End::close(Close::Normal, "no answer to pings"));
+        }
+        self.ws
+            .send(Message::Ping(Default::default()))
+            .await
+            .map_err(|_| End::Gone)
     }
 
     async fn on_event(

@@ -133,3 +133,32 @@ async fn no_hello_in_time_is_4408() {
     assert!(started.elapsed() >= Duration::from_millis(300));
     still_works(&mut a, &mut m).await;
 }
+
+#[tokio::test]
+async fn a_connection_that_answers_no_pings_is_closed_and_shown_disconnected() {
+    let server = Server::start(&["--ping-ms", "100"]).await;
+    let (b_id, b_token) = server.device("alice", "laptop").await;
+    let mut b = server.connect(&b_token).await;
+    b.hello(0).await;
+    // From now on B's socket is never read, so tungstenite never answers a
+    // ping: like a laptop that went to sleep. The server gives up on it and
+    // closes; reading the raw socket to its end shows that.
+    let mut raw = Vec::new();
+    tokio::time::timeout(
+        crate::support::WAIT,
+        tokio::io::AsyncReadExt::read_to_end(b.ws.get_mut(), &mut raw),
+    )
+    .await
+    .expect("the server kept a silent connection")
+    .unwrap();
+    // Another device, just connected, sees B as not connected.
+    let (_, c_token) = server.device("alice", "desktop").await;
+    let mut c = server.connect(&c_token).await;
+    c.hello(0).await;
+    c.send(&ClientMsg::Devices).await;
+    let ServerMsg::DeviceList { devices } = c.recv().await else {
+        panic!()
+    };
+    let b = devices.iter().find(|d| d.device == b_id).unwrap();
+    assert!(!b.connected, "{devices:?}");
+}

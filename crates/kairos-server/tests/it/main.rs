@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod batches;
 mod durability;
 mod limits;
 mod pairing;

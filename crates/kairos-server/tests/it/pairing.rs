@@ -23,6 +23,14 @@ async fn invite_then_join_gives_a_device_id_and_token_once() {
     assert_eq!(account, "alice");
     assert!(ids::is_device(&device), "{device}");
     assert!(ids::is_token(&token));
+    // The name was percent-encoded on the way ("my%20laptop").
+    let mut c = server.connect(&token).await;
+    c.hello(0).await;
+    c.send(&kairos_proto::ClientMsg::Devices).await;
+    let ServerMsg::DeviceList { devices } = c.recv().await else {
+        panic!()
+    };
+    assert_eq!(devices[0].name, "my laptop");
     let again = server.join(&code, "thief").await.unwrap_err();
     assert_eq!(again, (401, "pairing code already used\n".into()));
     // Typed in lower case without dashes it is the same (used) code.

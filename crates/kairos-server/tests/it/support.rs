@@ -233,6 +233,10 @@ pub struct Client {
 
 /// What `hello` brought: the welcome, the ops, and the caught-up head.
 pub struct Hello {
+    pub account: String,
+    pub device: String,
+    /// The size in bytes and the number of ops of each `ops` message.
+    pub batches: Vec<(usize, usize)>,
     pub head: u64,
     pub snapshot: bool,
     pub ops: Vec<SeqOp>,
@@ -250,12 +254,17 @@ impl Client {
 
     /// The next message (pings and pongs skipped).
     pub async fn recv(&mut self) -> ServerMsg {
+        self.recv_sized().await.0
+    }
+
+    /// The next message and the size of its frame.
+    pub async fn recv_sized(&mut self) -> (ServerMsg, usize) {
         loop {
             match timeout(WAIT, self.ws.next())
                 .await
                 .expect("no message in time")
             {
-                Some(Ok(Message::Text(t))) => return decode_server(&t).unwrap(),
+                Some(Ok(Message::Text(t))) => return (decode_server(&t).unwrap(), t.len()),
                 Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
                 other => panic!("expected a message, got {other:?}"),
             }
@@ -289,15 +298,28 @@ impl Client {
             client: "kairos-server tests".into(),
         })
         .await;
-        let ServerMsg::Welcome { head, snapshot, .. } = self.recv().await else {
+        let ServerMsg::Welcome {
+            account,
+            device,
+            head,
+            snapshot,
+        } = self.recv().await
+        else {
             panic!("no welcome")
         };
-        let mut ops = Vec::new();
+        let (mut ops, mut batches) = (Vec::new(), Vec::new());
         loop {
-            match self.recv().await {
-                ServerMsg::Ops { ops: batch, .. } => ops.extend(batch),
+            let (msg, len) = self.recv_sized().await;
+            match msg {
+                ServerMsg::Ops { ops: batch, .. } => {
+                    batches.push((len, batch.len()));
+                    ops.extend(batch);
+                }
                 ServerMsg::CaughtUp { head: caught_up } => {
                     return Hello {
+                        account,
+                        device,
+                        batches,
                         head,
                         snapshot,
                         ops,
