@@ -140,6 +140,18 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
                 }
             }
         };
+        // Subscribed to the account's events since before hello: a
+        // revocation committed after the upgrade's check but before that
+        // subscription would otherwise go unnoticed.
+        if !self
+            .ctx
+            .store
+            .is_live(&self.auth.device)
+            .await
+            .map_err(|e| End::internal(&e))?
+        {
+            return Err(End::close(Close::Revoked, "device revoked"));
+        }
         self.ctx.store.touch(&self.auth.device);
         let log = self
             .ctx
