@@ -93,12 +93,13 @@ fn serve(cli: Cli) -> anyhow::Result<()> {
         config.tls = Some(load_tls(cert, key)?);
     }
     let scheme = if config.tls.is_some() { "wss" } else { "ws" };
+    // Opened before the runtime: opening may wait for another process
+    // setting up the same new file.
+    let server = Server::open(config).with_context(|| format!("opening {}", cli.data.display()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let server =
-            Server::open(config).with_context(|| format!("opening {}", cli.data.display()))?;
         let listener = tokio::net::TcpListener::bind(&cli.listen)
             .await
             .with_context(|| format!("listening on {}", cli.listen))?;

@@ -39,9 +39,26 @@ pub fn create_and_migrate(data: &Path) -> Result<Connection, StoreError> {
         .mode(0o600)
         .open(&path)
         .map_err(io)?;
-    let mut conn = open(&path)?;
-    Migrations::from_slice(MIGRATIONS).to_latest(&mut conn)?;
-    Ok(conn)
+    // Two processes may set up a new file at once (the server starting
+    // while `kairos-server invite` runs): switching it to WAL can fail with
+    // "database is locked" without waiting, and the loser of the migration
+    // race fails with "table already exists". Both find the file ready when
+    // they try again.
+    let mut tries = 0;
+    loop {
+        let attempt = open(&path).and_then(|mut conn| {
+            Migrations::from_slice(MIGRATIONS).to_latest(&mut conn)?;
+            Ok(conn)
+        });
+        match attempt {
+            Ok(conn) => return Ok(conn),
+            Err(_) if tries < 20 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(25));
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Opens a connection with the pragmas every connection needs.

@@ -18,7 +18,7 @@ async fn sigterm_closes_sessions_with_1001_and_exits_0() {
     assert_eq!(a.closed().await.0, 1001);
     let status = server.exit().await;
     assert!(status.success(), "{status:?}\n{}", server.log());
-    let rest = server.stdout.next_line().await.unwrap();
+    let rest = server.stdout.as_mut().unwrap().next_line().await.unwrap();
     assert_eq!(rest, None, "stdout has exactly one line");
 }
 

@@ -6,6 +6,7 @@
 
 mod batches;
 mod durability;
+mod embed;
 mod limits;
 mod pairing;
 mod support;

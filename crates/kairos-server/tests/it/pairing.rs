@@ -137,3 +137,28 @@ async fn inviting_while_the_server_commits_pushes_fails_no_push() {
     inviting.store(false, std::sync::atomic::Ordering::Relaxed);
     pusher.await.unwrap();
 }
+
+#[tokio::test]
+async fn invites_racing_on_a_new_data_directory_all_succeed() {
+    // Regression: each process migrated the new file; the loser failed
+    // with "table accounts already exists".
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let runs: Vec<_> = (0..6)
+        .map(|i| {
+            tokio::process::Command::new(crate::support::BIN)
+                .arg("--data")
+                .arg(&data)
+                .args(["invite", &format!("user{i}")])
+                .output()
+        })
+        .collect();
+    for out in futures_util::future::join_all(runs).await {
+        let out = out.unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

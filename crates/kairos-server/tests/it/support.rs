@@ -24,14 +24,15 @@ pub const WAIT: Duration = Duration::from_secs(15);
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_kairos-server");
 
-/// A running server; killed when dropped.
+/// A running server (a child process, killed when dropped, or one run by
+/// the test itself through the library).
 pub struct Server {
-    pub child: Child,
+    pub child: Option<Child>,
     pub url: String,
     pub data: PathBuf,
     pub tls: Option<Arc<rustls::ClientConfig>>,
     /// The rest of stdout, after the listening line.
-    pub stdout: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    pub stdout: Option<tokio::io::Lines<BufReader<tokio::process::ChildStdout>>>,
     _dir: Option<tempfile::TempDir>,
 }
 
@@ -75,11 +76,23 @@ impl Server {
         let v: serde_json::Value = serde_json::from_str(&line).unwrap();
         let url = v["listening"].as_str().unwrap().to_owned();
         Self {
-            child,
+            child: Some(child),
             url,
             data: data.to_owned(),
             tls: None,
-            stdout: lines,
+            stdout: Some(lines),
+            _dir: None,
+        }
+    }
+
+    /// A server this test runs itself, listening at `url` on `data`.
+    pub fn attach(url: String, data: &Path) -> Self {
+        Self {
+            child: None,
+            url,
+            data: data.to_owned(),
+            tls: None,
+            stdout: None,
             _dir: None,
         }
     }
@@ -206,13 +219,15 @@ impl Server {
 
     /// Sends a signal to the server.
     pub fn signal(&self, sig: nix::sys::signal::Signal) {
-        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id().unwrap()).unwrap());
+        let pid = nix::unistd::Pid::from_raw(
+            i32::try_from(self.child.as_ref().unwrap().id().unwrap()).unwrap(),
+        );
         nix::sys::signal::kill(pid, sig).unwrap();
     }
 
     /// Waits for the server to exit.
     pub async fn exit(&mut self) -> std::process::ExitStatus {
-        timeout(WAIT, self.child.wait())
+        timeout(WAIT, self.child.as_mut().unwrap().wait())
             .await
             .expect("server did not exit")
             .unwrap()
