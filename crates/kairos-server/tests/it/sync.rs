@@ -171,3 +171,20 @@ async fn a_device_that_revokes_itself_leaves_with_1000() {
     assert_eq!(before, [ServerMsg::Revoked { device: a_id }]);
     assert_eq!(code, 1000);
 }
+
+#[tokio::test]
+async fn a_cursor_ahead_of_the_head_gets_a_snapshot() {
+    // The server was restored from an older backup: the device has seen
+    // seqs the server never handed out (again).
+    let server = Server::start(&[]).await;
+    let (a_id, token) = server.device("alice", "laptop").await;
+    let mut a = server.connect(&token).await;
+    a.hello(0).await;
+    let mut m = Maker::new(&a_id);
+    a.push(&[m.dismiss("k1"), m.dismiss("k2")]).await;
+    let mut b = server.connect(&token).await;
+    let h = b.hello(99).await;
+    assert!(h.snapshot);
+    assert_eq!(h.ops.iter().map(|s| s.seq).collect::<Vec<_>>(), [1, 2]);
+    assert_eq!((h.head, h.caught_up), (2, 2));
+}
