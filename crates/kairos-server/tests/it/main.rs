@@ -11,5 +11,4 @@ mod limits;
 mod pairing;
 mod support;
 mod sync;
-mod throughput;
 mod tls;
