@@ -85,5 +85,15 @@ bench-app: deps ui
 	$(CARGO) build --release -p kairos-desktop -p kairos-cli --locked
 	/usr/bin/python3 scripts/bench_app.py
 
+## Sync (issue #10): acknowledgement propagation over 2,000 WebSockets, the
+## real devices end to end, 10,000 idle connections, catch-up, server start
+## and durable ingest (against Redis if redis-server is installed). Options
+## go in SYNC_BENCH_ARGS, e.g. `make bench-sync SYNC_BENCH_ARGS=--quick`.
+.PHONY: bench-sync
+bench-sync:
+	$(CARGO) build --release -p kairos-server -p kairos-cli --locked
+	$(CARGO) build --release -p kairos-bench --bin sync-bench --locked
+	$(TARGET)/release/sync-bench $(SYNC_BENCH_ARGS)
+
 fmt:
 	$(CARGO) fmt --all
