@@ -12,13 +12,18 @@ use tokio::sync::broadcast;
 use crate::rate::Bucket;
 use crate::store::Committed;
 
-/// Events per account the channel holds for a slow session before it lags.
-const CAPACITY: usize = 1024;
+/// Events per account the channel holds for a slow session before it lags
+/// (and catches up from the store, which costs only time). Small, because
+/// tokio allocates every slot when the channel is made: at 1,024 slots an
+/// account with a connected device cost 33 KB of idle memory (sync-bench,
+/// docs/benchmarks.md).
+const CAPACITY: usize = 16;
 
 /// The server's live state.
-#[derive(Default)]
 pub struct Hub {
     accounts: Mutex<HashMap<String, Account>>,
+    /// Each device's op budget per second.
+    ops_per_sec: u32,
 }
 
 struct Account {
@@ -41,6 +46,15 @@ pub struct Member {
 }
 
 impl Hub {
+    /// A hub whose devices may push `ops_per_sec` ops a second.
+    #[must_use]
+    pub fn new(ops_per_sec: u32) -> Self {
+        Self {
+            accounts: Mutex::default(),
+            ops_per_sec,
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Account>> {
         // A panic while holding this lock leaves the maps consistent (each
         // update is one insert or remove), so a poisoned lock is still usable.
@@ -60,7 +74,12 @@ impl Hub {
                 buckets: HashMap::new(),
             });
         *a.connected.entry(device.to_owned()).or_default() += 1;
-        let bucket = Arc::clone(a.buckets.entry(device.to_owned()).or_default());
+        let rate = self.ops_per_sec;
+        let bucket = Arc::clone(
+            a.buckets
+                .entry(device.to_owned())
+                .or_insert_with(|| Arc::new(Mutex::new(Bucket::new(rate)))),
+        );
         Member {
             hub: Arc::clone(self),
             account: account.to_owned(),

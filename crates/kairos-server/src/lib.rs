@@ -64,6 +64,8 @@ pub struct Config {
     /// How often the server pings a session; one silent for three intervals
     /// (not even a pong) is closed.
     pub ping_interval: Duration,
+    /// Ops a device may push per second (its bucket holds one second's).
+    pub ops_per_sec: u32,
 }
 
 impl Config {
@@ -77,6 +79,7 @@ impl Config {
             compact_keep: 10_000,
             code_ttl: kairos_proto::PAIRING_TTL,
             ping_interval: Duration::from_secs(30),
+            ops_per_sec: kairos_proto::RATE_OPS_PER_SEC,
         }
     }
 }
@@ -117,7 +120,7 @@ impl Server {
     /// # Errors
     /// The store cannot be opened.
     pub fn open(config: Config) -> Result<Self, ServerError> {
-        let hub = Arc::new(hub::Hub::default());
+        let hub = Arc::new(hub::Hub::new(config.ops_per_sec));
         let fan_out = Arc::clone(&hub);
         let store = Store::open(
             &config.data,

@@ -36,6 +36,9 @@ struct Cli {
     /// Interval of the server's pings (tests).
     #[arg(long, hide = true, default_value_t = 30_000)]
     ping_ms: u64,
+    /// Ops a device may push per second (tests; the protocol's is 5,000).
+    #[arg(long, hide = true, default_value_t = kairos_proto::RATE_OPS_PER_SEC)]
+    rate_ops_per_sec: u32,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -89,6 +92,7 @@ fn serve(cli: Cli) -> anyhow::Result<()> {
     config.compact_keep = cli.compact_keep;
     config.code_ttl = Duration::from_secs(cli.code_ttl_secs);
     config.ping_interval = Duration::from_millis(cli.ping_ms.max(1));
+    config.ops_per_sec = cli.rate_ops_per_sec.max(1);
     if let (Some(cert), Some(key)) = (&cli.tls_cert, &cli.tls_key) {
         config.tls = Some(load_tls(cert, key)?);
     }

@@ -144,7 +144,10 @@ pub async fn leave(store: &mut Store, tls: &Tls, force: bool) -> Result<(), Sync
 }
 
 /// `kairos sync now`: pull everything after the cursor, push the outbox,
-/// close. Returns (pushed, pulled).
+/// close. Returns (pushed, pulled). A server that closes the session for
+/// going over its rate limit (4429: a server configured below this
+/// client's pacing) is given a second and asked again, up to
+/// [`RATE_LIMIT_RETRIES`] times; what was confirmed stays confirmed.
 ///
 /// # Errors
 /// As [`pair`]; recorded for `kairos sync status` too.
@@ -153,18 +156,35 @@ pub async fn now(
     applier: &Applier,
     tls: &Tls,
 ) -> Result<(usize, usize), SyncError> {
-    let result = async {
-        let mut s = session(store, tls).await?;
-        let mut sink = |_| {};
-        let pulled = s.catch_up(store, applier, &mut sink).await?;
-        let pushed = s.push_outbox(store, applier, &mut sink).await?;
-        conn::close(&mut s.ws).await;
-        Ok((pushed, pulled))
-    }
-    .await;
+    let (mut pushed, mut pulled) = (0, 0);
+    let mut tries = 0;
+    let result = loop {
+        let round: Result<(), SyncError> = async {
+            let mut s = session(store, tls).await?;
+            let mut sink = |_| {};
+            let got = s.catch_up(store, applier, &mut sink).await;
+            pulled += got.as_ref().copied().unwrap_or(0);
+            got?;
+            let sent = s.push_outbox(store, applier, &mut sink, &mut pushed).await;
+            sent?;
+            conn::close(&mut s.ws).await;
+            Ok(())
+        }
+        .await;
+        match round {
+            Err(e) if e.is_rate_limited() && tries < RATE_LIMIT_RETRIES => {
+                tries += 1;
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            other => break other.map(|()| (pushed, pulled)),
+        }
+    };
     finish(store, applier, &result);
     result
 }
+
+/// How many times [`now`] starts again after a rate-limit close.
+pub const RATE_LIMIT_RETRIES: u32 = 30;
 
 /// Pushes the outbox in a short session, no catch-up wait beyond what the
 /// server sends first (a `dismiss` with no daemon running). Returns how

@@ -92,6 +92,18 @@ impl SyncError {
         match self {
             Self::Connection { .. } | Self::Timeout(_) | Self::Store(_) => true,
             Self::Closed { code, .. } => !matches!(code, 4400 | 4401 | 4409),
+            Self::Server { .. } => self.is_rate_limited(),
+            _ => false,
+        }
+    }
+
+    /// The server refused more for now (over its rate limit: the `error`
+    /// message `rate_limited`, or the close 4429 that follows it).
+    #[must_use]
+    pub fn is_rate_limited(&self) -> bool {
+        match self {
+            Self::Closed { code, .. } => *code == 4429,
+            Self::Server { code, .. } => code == "rate_limited",
             _ => false,
         }
     }

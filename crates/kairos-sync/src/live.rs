@@ -117,7 +117,7 @@ async fn session(store: &mut Store, live: &mut Live) -> Result<(), SyncError> {
     let applier = live.applier.clone();
     let on_applied = &mut live.on_applied;
     s.catch_up(store, &applier, &mut |a| on_applied(a)).await?;
-    s.push_outbox(store, &applier, &mut |a| on_applied(a))
+    s.push_outbox(store, &applier, &mut |a| on_applied(a), &mut 0)
         .await?;
     store.write(|tx| {
         tx.meta_set(keys::CONNECTED, "1")?;
@@ -133,10 +133,10 @@ async fn session(store: &mut Store, live: &mut Live) -> Result<(), SyncError> {
                 }
             }
             () = live.outbox.notified() => {
-                s.push_outbox(store, &applier, &mut |a| on_applied(a)).await?;
+                s.push_outbox(store, &applier, &mut |a| on_applied(a), &mut 0).await?;
             }
             _ = recheck.tick() => {
-                s.push_outbox(store, &applier, &mut |a| on_applied(a)).await?;
+                s.push_outbox(store, &applier, &mut |a| on_applied(a), &mut 0).await?;
             }
             _ = live.stop.changed() => {
                 conn::close(&mut s.ws).await;

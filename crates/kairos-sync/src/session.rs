@@ -47,11 +47,18 @@ impl Applier {
     }
 }
 
+/// Ops a device pushes per second at most: under the server's limit
+/// (kairos-proto's `RATE_OPS_PER_SEC`, 5,000), which closes a session that
+/// goes over it. A large import is paced instead of cut off.
+pub(crate) const PUSH_OPS_PER_SEC: usize = 4_000;
+
 /// An open session.
 pub(crate) struct Session {
     pub ws: Ws,
     /// Whether this catch-up is a snapshot.
     pub snapshot: bool,
+    /// Start of the current one-second pacing window, and ops pushed in it.
+    window: (tokio::time::Instant, usize),
 }
 
 /// The stored cursor.
@@ -73,7 +80,11 @@ impl Session {
         };
         conn::send(&mut ws, &hello).await?;
         match conn::recv(&mut ws, ANSWER).await? {
-            ServerMsg::Welcome { snapshot, .. } => Ok(Self { ws, snapshot }),
+            ServerMsg::Welcome { snapshot, .. } => Ok(Self {
+                ws,
+                snapshot,
+                window: (tokio::time::Instant::now(), 0),
+            }),
             other => Err(SyncError::Protocol(format!(
                 "expected welcome, got {other:?}"
             ))),
@@ -115,18 +126,19 @@ impl Session {
 
     /// Pushes the whole outbox, batch by batch, each removed once the
     /// server says it is durable. Live ops arriving meanwhile are applied.
-    /// Returns how many ops were pushed.
+    /// Adds to `pushed` as batches are confirmed (so a failure half-way
+    /// still counts what went).
     pub(crate) async fn push_outbox(
         &mut self,
         store: &mut Store,
         applier: &Applier,
         on_applied: &mut dyn FnMut(Applied),
-    ) -> Result<usize, SyncError> {
-        let mut pushed = 0;
+        pushed: &mut usize,
+    ) -> Result<(), SyncError> {
         loop {
             let rows = store.read(|r| r.outbox_peek(MAX_OPS_PER_MESSAGE))?;
             if rows.is_empty() {
-                return Ok(pushed);
+                return Ok(());
             }
             let ops: Vec<Op> = rows
                 .iter()
@@ -144,13 +156,14 @@ impl Session {
                 store.write(|tx| tx.outbox_remove(&bad))?;
                 continue;
             }
+            self.pace(ops.len()).await;
             conn::send(&mut self.ws, &ClientMsg::Push { ops }).await?;
             loop {
                 match conn::recv(&mut self.ws, ANSWER).await? {
                     ServerMsg::Pushed { results } => {
                         let done: Vec<String> = results.into_iter().map(|r| r.id).collect();
                         store.write(|tx| tx.outbox_remove(&done))?;
-                        pushed += ids.len();
+                        *pushed += ids.len();
                         break;
                     }
                     ServerMsg::Ops { ops, .. } => on_applied(applier.apply(store, &ops)?),
@@ -161,6 +174,21 @@ impl Session {
                     }
                 }
             }
+        }
+    }
+
+    /// Waits, if needed, so that pushing `n` more ops keeps within
+    /// [`PUSH_OPS_PER_SEC`].
+    async fn pace(&mut self, n: usize) {
+        let (start, sent) = self.window;
+        let now = tokio::time::Instant::now();
+        if now >= start + Duration::from_secs(1) {
+            self.window = (now, n);
+        } else if sent + n > PUSH_OPS_PER_SEC {
+            tokio::time::sleep_until(start + Duration::from_secs(1)).await;
+            self.window = (tokio::time::Instant::now(), n);
+        } else {
+            self.window.1 += n;
         }
     }
 

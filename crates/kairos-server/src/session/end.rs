@@ -120,16 +120,18 @@ pub(crate) fn take(
     bucket: &Arc<Mutex<Bucket>>,
     f: impl FnOnce(&mut Bucket) -> bool,
 ) -> Result<(), End> {
-    let ok = bucket.lock().map(|mut b| f(&mut b)).unwrap_or(false);
+    let (ok, ops) = bucket
+        .lock()
+        .map(|mut b| (f(&mut b), b.ops_per_sec()))
+        .unwrap_or((false, kairos_proto::RATE_OPS_PER_SEC));
     if ok {
         Ok(())
     } else {
         Err(End::close(
             Close::RateLimited,
             format!(
-                "over the rate limit of {} messages or {} ops per second",
+                "over the rate limit of {} messages or {ops} ops per second",
                 kairos_proto::RATE_MESSAGES_PER_SEC,
-                kairos_proto::RATE_OPS_PER_SEC
             ),
         ))
     }

@@ -170,12 +170,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
         })
         .await?;
         self.sent = if snapshot { 0 } else { cursor };
-        self.catch_up(log.head).await?;
+        self.catch_up(log.head, false).await?;
         self.send(&ServerMsg::CaughtUp { head: self.sent }).await
     }
 
-    /// Sends every op after `sent`, in batches.
-    async fn catch_up(&mut self, head: u64) -> Result<(), End> {
+    /// Sends every op after `sent`, in batches; with `skip_own` (catching
+    /// up live after the channel lagged) not the device's own ops, which it
+    /// pushed in this session and which live delivery never echoes either.
+    async fn catch_up(&mut self, head: u64, skip_own: bool) -> Result<(), End> {
         loop {
             let batch = self
                 .ctx
@@ -191,11 +193,19 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
             let Some(last) = batch.last().map(|s| s.seq) else {
                 return Ok(());
             };
-            self.send(&ServerMsg::Ops {
-                ops: batch,
-                head: head.max(last),
-            })
-            .await?;
+            let ops: Vec<SeqOp> = if skip_own {
+                let me = &self.auth.device;
+                batch.into_iter().filter(|s| s.op.device != *me).collect()
+            } else {
+                batch
+            };
+            if !ops.is_empty() {
+                self.send(&ServerMsg::Ops {
+                    ops,
+                    head: head.max(last),
+                })
+                .await?;
+            }
             self.sent = last;
         }
     }
@@ -269,7 +279,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
                     .await
                     .map_err(|e| End::internal(&e))?
                     .head;
-                return self.catch_up(head).await;
+                return self.catch_up(head, true).await;
             }
             Err(broadcast::error::RecvError::Closed) => return Err(End::Gone),
         };

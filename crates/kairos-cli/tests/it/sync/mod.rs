@@ -49,10 +49,16 @@ impl Server {
     /// Starts a server on `data`, listening on `listen`, and waits (20 s at
     /// most) for its `{"listening": URL}` line.
     pub fn start(data: &Path, listen: &str) -> Server {
+        Self::start_with(data, listen, &[])
+    }
+
+    /// As [`Server::start`], with extra (test) flags.
+    pub fn start_with(data: &Path, listen: &str, extra: &[&str]) -> Server {
         let mut child = Command::new(server_bin())
             .arg("--data")
             .arg(data)
             .args(["--listen", listen])
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
