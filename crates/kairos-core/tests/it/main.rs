@@ -3,6 +3,7 @@
 mod corpus;
 mod dst;
 mod interop;
+mod lenient;
 mod props;
 mod rfc_examples;
 mod support;

@@ -16,6 +16,7 @@ use chrono_tz::Tz;
 use crate::error::Error;
 use crate::ics::lexer::Component;
 use crate::ics::values;
+use crate::model::Zone;
 
 /// The first and last years over which a `VTIMEZONE`'s rules are compared with
 /// IANA data: recent enough that the block's (usually current-rules-only)
@@ -48,21 +49,36 @@ pub fn resolve_blocks(blocks: &[&Component]) -> Result<HashMap<String, Tz>, Erro
         let tzid = block
             .prop("TZID")
             .ok_or_else(|| Error::syntax(block.line, "VTIMEZONE has no TZID"))?;
-        let name = tzid.value.trim();
-        if let Ok(tz) = Tz::from_str(name) {
-            out.insert(name.to_owned(), tz);
-            continue;
+        if let Zone::Tz(tz) = resolve_block(block, true)? {
+            out.insert(tzid.value.trim().to_owned(), tz);
         }
-        let tz = match_rules(block)?.or_else(|| by_name(name)).ok_or_else(|| {
-            Error::property(
-                tzid.line,
-                "TZID",
-                format!("time zone {name:?} is not an IANA name, and its VTIMEZONE rules match no IANA zone"),
-            )
-        })?;
-        out.insert(name.to_owned(), tz);
     }
     Ok(out)
+}
+
+/// The zone a `VTIMEZONE` block defines: its name when that is an IANA name;
+/// else the IANA zone its `STANDARD`/`DAYLIGHT` rules match; else the zone its
+/// name suggests (Windows names).
+///
+/// # Errors
+/// A block without `TZID`, malformed observances, or rules that match no IANA
+/// zone and a name that suggests none.
+pub(crate) fn resolve_block(block: &Component, _strict: bool) -> Result<Zone, Error> {
+    let tzid = block
+        .prop("TZID")
+        .ok_or_else(|| Error::syntax(block.line, "VTIMEZONE has no TZID"))?;
+    let name = tzid.value.trim();
+    if let Ok(tz) = Tz::from_str(name) {
+        return Ok(Zone::Tz(tz));
+    }
+    let tz = match_rules(block)?.or_else(|| by_name(name)).ok_or_else(|| {
+        Error::property(
+            tzid.line,
+            "TZID",
+            format!("time zone {name:?} is not an IANA name, and its VTIMEZONE rules match no IANA zone"),
+        )
+    })?;
+    Ok(Zone::Tz(tz))
 }
 
 /// A `STANDARD`/`DAYLIGHT` onset: from this instant on, `offset` seconds east of UTC.
