@@ -222,6 +222,14 @@ pub fn next(a: &NextArgs) -> Result<()> {
 /// `kairos export`.
 pub fn export(a: &ExportArgs) -> Result<()> {
     let cal = load_reporting(&a.file, a.strict)?;
+    for zone in ics::custom_zones(&cal) {
+        eprintln!(
+            "kairos: warning: {}: time zone {:?} (the file's own VTIMEZONE) is written as UTC: \
+             recurring events in it repeat in UTC",
+            a.file.display(),
+            zone.name()
+        );
+    }
     let mut out = std::io::stdout().lock();
     out.write_all(ics::write_calendar(&cal, Utc::now()).as_bytes())?;
     out.flush()?;

@@ -143,6 +143,10 @@ pub(crate) fn in_gap(w: When) -> bool {
             use chrono::TimeZone as _;
             matches!(tz.from_local_datetime(&local), chrono::LocalResult::None)
         }
+        When::DateTime {
+            local,
+            zone: Zone::Custom(c),
+        } => c.in_gap(local),
         _ => false,
     }
 }

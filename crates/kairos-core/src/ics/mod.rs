@@ -24,6 +24,8 @@ pub mod values;
 mod warning;
 mod zones;
 
-pub use export::{duration as format_duration, write_calendar};
+pub use export::{custom_zones, duration as format_duration, write_calendar};
+pub(crate) use import::raw;
 pub use import::{parse_calendar, parse_calendar_lenient};
 pub use warning::Warning;
+pub(crate) use warning::{At, Sink};

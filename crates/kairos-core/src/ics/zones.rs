@@ -75,7 +75,7 @@ impl<'a> Zones<'a> {
             return Ok(Zone::Floating);
         };
         let block_at = At::new("VTIMEZONE", None);
-        match crate::tz::resolve_block(block, sink.is_strict()) {
+        match crate::tz::resolve_block(block, sink) {
             Ok(zone) => Ok(zone),
             Err(e) => {
                 // A block we cannot read: its name may still be known.
