@@ -80,7 +80,10 @@ fn read(input: &[u8], limits: &Limits, mut sink: Sink) -> Result<(Calendar, Vec<
         items.extend(event(c, &mut r)?);
     }
     cal.events = settle(items, &mut r.sink);
-    Ok((cal, r.sink.into_warnings()))
+    let mut warnings = r.sink.into_warnings();
+    // In file order (they were found by pass: text, events, then copies).
+    warnings.sort_by_key(|w| w.line);
+    Ok((cal, warnings))
 }
 
 /// Rebuilds the content line of a property, for keeping it verbatim.

@@ -96,8 +96,16 @@ fn unbalanced_begin_and_end_close_what_is_open() {
     let (c, w) = lenient(text);
     assert_eq!(c.events.len(), 2);
     assert_eq!(c.events[0].alarms.len(), 1);
-    assert_eq!(w.len(), 4, "{w:#?}");
-    assert!(w[0].contains("END:VEVENT closes BEGIN:VALARM from line 5: closed it here"));
-    assert!(w[1].contains("END:VALARM closes BEGIN:VCALENDAR from line 1: line skipped"));
-    assert!(w[3].contains("BEGIN:VCALENDAR is never closed"));
+    // In line order.
+    assert_eq!(
+        w,
+        [
+            "line 1 (VCALENDAR): BEGIN:VCALENDAR is never closed by END:VCALENDAR: closed at \
+             the end of the file",
+            "line 8 (VALARM): END: END:VEVENT closes BEGIN:VALARM from line 5: closed it here",
+            "line 9 (VCALENDAR): END: END:VALARM closes BEGIN:VCALENDAR from line 1: line skipped",
+            "line 10 (VEVENT): BEGIN:VEVENT is never closed by END:VEVENT: closed at the end of \
+             the file",
+        ]
+    );
 }

@@ -1,6 +1,7 @@
 //! Integration tests of the calendar core, one binary (see STYLE.md).
 
 mod corpus;
+mod corpus_real;
 mod dst;
 mod interop;
 mod lenient;
