@@ -163,7 +163,7 @@ fn event(c: &Component, r: &mut Reader<'_>) -> Result<Option<Item>, Error> {
             r.sink.note(
                 c.line,
                 at,
-                "VEVENT has no UID".into(),
+                || "VEVENT has no UID".into(),
                 &format!("given UID {uid} (a hash of its content)"),
             );
             uid
@@ -320,7 +320,7 @@ fn end_of(
         r.sink.note(
             p.line,
             at,
-            "DTEND: the time falls in a daylight-saving gap".into(),
+            || "DTEND: the time falls in a daylight-saving gap".into(),
             "read with the offset before the gap (RFC 5545 §3.3.5)",
         );
     }
@@ -350,7 +350,7 @@ fn matched(
     r.sink.note(
         p.line,
         at,
-        format!("{}: value type differs from DTSTART's ({kind})", p.name),
+        || format!("{}: value type differs from DTSTART's ({kind})", p.name),
         "matched by date",
     );
     dates.into_iter().map(|w| coerce(w, start, false)).collect()

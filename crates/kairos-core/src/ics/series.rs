@@ -3,6 +3,7 @@
 //! `RECURRENCE-ID` takes its series' value type.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use chrono_tz::Tz;
@@ -53,23 +54,28 @@ fn newest(items: &[Item], sink: &mut Sink) -> Vec<bool> {
         let it = &items[i];
         (it.event.sequence, it.stamp.0, it.stamp.1, i)
     };
-    for i in 0..items.len() {
-        let k = key(&items[i].event);
-        let Some(&j) = best.get(&k) else {
-            best.insert(k, i);
-            continue;
+    for (i, item) in items.iter().enumerate() {
+        let mut slot = match best.entry(key(&item.event)) {
+            Entry::Vacant(v) => {
+                v.insert(i);
+                continue;
+            }
+            Entry::Occupied(o) => o,
         };
+        let j = *slot.get();
         let (win, lose) = if rank(i) > rank(j) { (i, j) } else { (j, i) };
-        best.insert(k, win);
+        slot.insert(win);
         keep[lose] = false;
         let (w, l) = (&items[win], &items[lose]);
         sink.note(
             l.line,
             At::new("VEVENT", Some(&l.event.uid)),
-            format!(
-                "another copy of this event (line {}, SEQUENCE {}) supersedes this one (SEQUENCE {})",
-                w.line, w.event.sequence, l.event.sequence
-            ),
+            || {
+                format!(
+                    "another copy of this event (line {}, SEQUENCE {}) supersedes this one (SEQUENCE {})",
+                    w.line, w.event.sequence, l.event.sequence
+                )
+            },
             "this copy ignored",
         );
     }
@@ -83,28 +89,32 @@ fn match_series_type(items: &mut [Item], sink: &mut Sink) {
     if items.iter().all(|i| i.event.recurrence_id.is_none()) {
         return;
     }
-    let masters: HashMap<String, When> = items
-        .iter()
-        .map(|i| &i.event)
-        .filter(|e| e.recurrence_id.is_none())
-        .map(|e| (e.uid.clone(), e.start))
-        .collect();
-    for Item {
-        event: ev, line, ..
-    } in items.iter_mut()
-    {
-        let (Some(rid), Some(&start)) = (ev.recurrence_id, masters.get(&ev.uid)) else {
-            continue;
-        };
-        if rid.is_date() != start.is_date() {
-            ev.recurrence_id = Some(coerce(rid, start, false));
-            let kind = if start.is_date() { "DATE" } else { "DATE-TIME" };
-            sink.note(
-                *line,
-                At::new("VEVENT", Some(&ev.uid)),
-                format!("RECURRENCE-ID: value type differs from its series' DTSTART ({kind})"),
-                "matched by date",
-            );
-        }
+    let changes: Vec<(usize, When)> = {
+        let masters: HashMap<&str, When> = items
+            .iter()
+            .map(|i| &i.event)
+            .filter(|e| e.recurrence_id.is_none())
+            .map(|e| (e.uid.as_str(), e.start))
+            .collect();
+        items
+            .iter()
+            .enumerate()
+            .filter_map(|(n, i)| {
+                let rid = i.event.recurrence_id?;
+                let start = *masters.get(i.event.uid.as_str())?;
+                (rid.is_date() != start.is_date()).then(|| (n, coerce(rid, start, false)))
+            })
+            .collect()
+    };
+    for (n, rid) in changes {
+        let Item { event, line, .. } = &mut items[n];
+        event.recurrence_id = Some(rid);
+        let kind = if rid.is_date() { "DATE" } else { "DATE-TIME" };
+        sink.note(
+            *line,
+            At::new("VEVENT", Some(&event.uid)),
+            || format!("RECURRENCE-ID: value type differs from its series' DTSTART ({kind})"),
+            "matched by date",
+        );
     }
 }

@@ -107,9 +107,17 @@ impl Sink {
 
     /// A problem strict reading has always accepted: both modes handle it the
     /// same way; lenient reading also reports it.
-    pub(crate) fn note(&mut self, line: usize, at: At<'_>, problem: String, action: &str) {
+    /// (`problem` is only formatted when it is recorded: strict reading of a
+    /// file with thousands of such notes pays nothing for them.)
+    pub(crate) fn note(
+        &mut self,
+        line: usize,
+        at: At<'_>,
+        problem: impl FnOnce() -> String,
+        action: &str,
+    ) {
         if !self.strict {
-            self.push(line, at, problem, action);
+            self.push(line, at, problem(), action);
         }
     }
 

@@ -97,7 +97,7 @@ pub(crate) fn resolve_block(block: &Component, sink: &mut Sink) -> Result<Zone, 
             sink.note(
                 tzid.line,
                 at,
-                format!("time zone {name:?} is not an IANA name, and its VTIMEZONE rules match no IANA zone"),
+                || format!("time zone {name:?} is not an IANA name, and its VTIMEZONE rules match no IANA zone"),
                 "its own rules are used",
             );
             Ok(Zone::Custom(c))
