@@ -235,3 +235,27 @@ pub fn export(a: &ExportArgs) -> Result<()> {
     out.flush()?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warnings_serialise_as_json_objects_for_kairos_import() {
+        let text = "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:x@y\r\nDTSTART:20260301T090000Z\r\n\
+                    DTEND:20260301T080000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n";
+        let (_, w) =
+            ics::parse_calendar_lenient(text.as_bytes(), &Limits::default()).expect("lenient read");
+        let json = serde_json::to_value(&w).expect("serialise");
+        assert_eq!(
+            json,
+            serde_json::json!([{
+                "line": 5,
+                "uid": "x@y",
+                "component": "VEVENT",
+                "problem": "DTEND: DTEND is before DTSTART",
+                "action": "treated as zero length"
+            }])
+        );
+    }
+}

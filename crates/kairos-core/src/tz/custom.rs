@@ -7,7 +7,8 @@
 //! distinct block text is built once per process and shared by every event
 //! (and every re-read of the same text, as the engine re-reads stored events),
 //! so memory grows with the number of *distinct* custom zones, which
-//! [`MAX_CUSTOM_ZONES`] bounds.
+//! [`MAX_CUSTOM_ZONES`] bounds (past it a new block is read as if it had no
+//! usable rules: by its name, else as floating time, with a warning).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -23,7 +24,9 @@ use crate::ics::lexer::Component;
 /// the offset in force at the nearer end applies.
 const YEARS: (i32, i32) = (1900, 2200);
 /// Distinct custom zones one process keeps.
-pub const MAX_CUSTOM_ZONES: usize = 4096;
+/// Each keeps its transitions (about 600 for a zone with DST, 10 KB): the
+/// bound keeps a long-running process under ~10 MB for them.
+pub const MAX_CUSTOM_ZONES: usize = 1024;
 
 /// A zone built from a `VTIMEZONE` block.
 struct CustomZone {
@@ -64,11 +67,11 @@ fn lines_of(c: &Component, out: &mut Vec<String>) {
 }
 
 impl CustomTz {
-    /// The zone `block` defines, or `None` when it defines no observances.
+    /// The zone `block` defines, or `None` when it defines no observances
+    /// (or [`MAX_CUSTOM_ZONES`] distinct custom zones are already kept).
     ///
     /// # Errors
-    /// Malformed observances, or more than [`MAX_CUSTOM_ZONES`] distinct
-    /// custom zones in this process (an [`Error::Limit`]).
+    /// Malformed observances.
     pub(crate) fn from_block(block: &Component, name: &str) -> Result<Option<Self>, Error> {
         let mut lines = Vec::new();
         lines_of(block, &mut lines);
@@ -95,9 +98,9 @@ impl CustomTz {
             return Ok(Some(Self(z)));
         }
         if zones.len() >= MAX_CUSTOM_ZONES {
-            return Err(Error::Limit(format!(
-                "more than {MAX_CUSTOM_ZONES} distinct custom VTIMEZONEs"
-            )));
+            // Full: this block is read as if it had no rules (its name, else
+            // floating time, with a warning) rather than failing the file.
+            return Ok(None);
         }
         // Leaked on purpose: interned for the life of the process (see above).
         let zone: &'static CustomZone = Box::leak(Box::new(CustomZone {
