@@ -67,7 +67,8 @@ pub fn wall_in(t: DateTime<Utc>, tz: Tz) -> NaiveDateTime {
 pub fn event_zone(ev: &Event, display: Tz) -> Tz {
     match ev.start.zone() {
         Zone::Tz(tz) => tz,
-        Zone::Utc => Tz::UTC,
+        // Stored events never have one (they are written in UTC).
+        Zone::Utc | Zone::Custom(_) => Tz::UTC,
         Zone::Floating => display,
     }
 }
@@ -162,6 +163,7 @@ pub fn rid_when(rid: &str, master: &Event, floating: Tz) -> ApiResult<When> {
                 Zone::Utc => t.naive_utc(),
                 Zone::Floating => wall_in(t, floating),
                 Zone::Tz(tz) => wall_in(t, tz),
+                Zone::Custom(c) => c.local(t),
             };
             Ok(When::DateTime { local, zone })
         }

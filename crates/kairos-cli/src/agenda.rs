@@ -7,7 +7,7 @@ use anyhow::Result;
 use chrono::{Duration, Utc};
 use kairos_core::{Limits, query};
 
-use crate::calendar_cmds::{floating_zone, instant, load};
+use crate::calendar_cmds::{floating_zone, instant, load_reporting};
 
 /// What to show.
 #[derive(clap::Args)]
@@ -23,6 +23,10 @@ pub struct AgendaArgs {
     /// Zone to show times in (default: the system zone).
     #[arg(long)]
     pub tz: Option<String>,
+    /// Refuse the file at its first problem instead of skipping or repairing
+    /// what is broken (with a warning on stderr for each).
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// Prints the agenda.
@@ -35,7 +39,7 @@ pub fn run(a: &AgendaArgs) -> Result<()> {
     // Whole days: from midnight of the first day, in the zone shown.
     let first_day = from.with_timezone(&tz).date_naive();
     let from = instant("--from", &first_day.to_string(), tz)?;
-    let cal = load(&a.file)?;
+    let cal = load_reporting(&a.file, a.strict)?;
     let to = from + Duration::days(i64::from(a.days));
     let occs = query::occurrences(&cal, from, to, tz, &Limits::default())?;
     let mut out = String::new();

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use chrono::{DateTime, NaiveDate, Utc};
 use chrono_tz::Tz;
+use kairos_core::ics::Warning;
 use kairos_core::model::{Calendar, Zone};
 use kairos_core::{Limits, alarms, ics, query, time};
 use serde::Serialize;
@@ -24,6 +25,10 @@ pub struct WindowArgs {
     /// Zone for floating times and all-day dates (default: the system zone).
     #[arg(long)]
     pub tz: Option<String>,
+    /// Refuse the file at its first problem instead of skipping or repairing
+    /// what is broken (with a warning on stderr for each).
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// A file and a moment.
@@ -37,6 +42,10 @@ pub struct NextArgs {
     /// Zone for floating times and all-day dates (default: the system zone).
     #[arg(long)]
     pub tz: Option<String>,
+    /// Refuse the file at its first problem instead of skipping or repairing
+    /// what is broken (with a warning on stderr for each).
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// A file to normalise.
@@ -44,10 +53,24 @@ pub struct NextArgs {
 pub struct ExportArgs {
     /// An iCalendar file (`-` for standard input).
     pub file: PathBuf,
+    /// Refuse the file at its first problem instead of skipping or repairing
+    /// what is broken (with a warning on stderr for each).
+    #[arg(long)]
+    pub strict: bool,
 }
 
-/// Reads and parses a calendar file within the core's size limit.
-pub fn load(path: &Path) -> Result<Calendar> {
+/// A calendar file as read, with what a lenient read repaired or skipped.
+pub struct Loaded {
+    /// The events that could be read.
+    pub calendar: Calendar,
+    /// One per problem repaired or skipped; always empty when strict.
+    pub warnings: Vec<Warning>,
+}
+
+/// Reads and parses a calendar file within the core's size limit: strictly
+/// (the first problem is an error naming its line) or leniently (problems
+/// are skipped or repaired and returned as warnings).
+pub fn load(path: &Path, strict: bool) -> Result<Loaded> {
     let limits = Limits::default();
     let mut bytes = Vec::new();
     let shown = path.display();
@@ -62,7 +85,30 @@ pub fn load(path: &Path) -> Result<Calendar> {
             .read_to_end(&mut bytes)
             .with_context(|| format!("reading {shown}"))?;
     }
-    ics::parse_calendar(&bytes, &limits).with_context(|| format!("{shown}"))
+    let (calendar, warnings) = if strict {
+        (ics::parse_calendar(&bytes, &limits), Vec::new())
+    } else {
+        match ics::parse_calendar_lenient(&bytes, &limits) {
+            Ok((cal, w)) => (Ok(cal), w),
+            Err(e) => (Err(e), Vec::new()),
+        }
+    };
+    let calendar = calendar.with_context(|| format!("{shown}"))?;
+    Ok(Loaded { calendar, warnings })
+}
+
+/// [`load`] for the query commands: each warning goes to stderr as one line,
+/// `kairos: warning: FILE: line N (VEVENT uid U): what was wrong: what was done`.
+pub fn load_reporting(path: &Path, strict: bool) -> Result<Calendar> {
+    let loaded = load(path, strict)?;
+    let shown = path.display();
+    let mut err = std::io::stderr().lock();
+    for w in &loaded.warnings {
+        let line = w.to_string().replace(['\n', '\r'], " ");
+        // Best effort: a closed stderr must not fail the query.
+        let _ = writeln!(err, "kairos: warning: {shown}: {line}");
+    }
+    Ok(loaded.calendar)
 }
 
 /// The zone for floating times: `--tz`, else the system's, else UTC.
@@ -95,7 +141,7 @@ fn window(a: &WindowArgs) -> Result<(Calendar, DateTime<Utc>, DateTime<Utc>, Tz)
     let tz = floating_zone(a.tz.as_deref())?;
     let from = instant("--from", &a.from, tz)?;
     let to = instant("--to", &a.to, tz)?;
-    Ok((load(&a.file)?, from, to, tz))
+    Ok((load_reporting(&a.file, a.strict)?, from, to, tz))
 }
 
 #[derive(Serialize)]
@@ -168,16 +214,48 @@ pub fn next(a: &NextArgs) -> Result<()> {
         Some(s) => instant("--after", s, tz)?,
         None => Utc::now(),
     };
-    let cal = load(&a.file)?;
+    let cal = load_reporting(&a.file, a.strict)?;
     let hit = alarms::next_alarm(&cal, after, tz, &Limits::default())?;
     print_json(&hit.map(|h| alarm_out(&h, tz)))
 }
 
 /// `kairos export`.
 pub fn export(a: &ExportArgs) -> Result<()> {
-    let cal = load(&a.file)?;
+    let cal = load_reporting(&a.file, a.strict)?;
+    for zone in ics::custom_zones(&cal) {
+        eprintln!(
+            "kairos: warning: {}: time zone {:?} (the file's own VTIMEZONE) is written as UTC: \
+             recurring events in it repeat in UTC",
+            a.file.display(),
+            zone.name()
+        );
+    }
     let mut out = std::io::stdout().lock();
     out.write_all(ics::write_calendar(&cal, Utc::now()).as_bytes())?;
     out.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warnings_serialise_as_json_objects_for_kairos_import() {
+        let text = "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:x@y\r\nDTSTART:20260301T090000Z\r\n\
+                    DTEND:20260301T080000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n";
+        let (_, w) =
+            ics::parse_calendar_lenient(text.as_bytes(), &Limits::default()).expect("lenient read");
+        let json = serde_json::to_value(&w).expect("serialise");
+        assert_eq!(
+            json,
+            serde_json::json!([{
+                "line": 5,
+                "uid": "x@y",
+                "component": "VEVENT",
+                "problem": "DTEND: DTEND is before DTSTART",
+                "action": "treated as zero length"
+            }])
+        );
+    }
 }

@@ -67,7 +67,7 @@ pub fn import(
     tz: Option<&str>,
     clock: Arc<dyn Clock>,
 ) -> Result<()> {
-    let cal = load(file)?;
+    let cal = load(file, false)?.calendar;
     let name = calendar
         .map(str::to_owned)
         .or_else(|| cal.name.clone())

@@ -22,12 +22,31 @@ fn stamp() -> DateTime<Utc> {
 ///
 /// # Errors
 /// A message naming the broken round-trip invariant.
+///
+/// Lenient reading runs on the same bytes: it must accept whatever strict
+/// reading accepts, with the same events, and what it keeps must round-trip too.
 pub fn check_parse(data: &[u8]) -> Result<(), String> {
     let limits = Limits::default();
-    let Ok(cal) = ics::parse_calendar(data, &limits) else {
-        return Ok(());
-    };
-    round_trip(&cal, &limits)
+    let strict = ics::parse_calendar(data, &limits);
+    let lenient = ics::parse_calendar_lenient(data, &limits);
+    match (&strict, &lenient) {
+        (Ok(s), Ok((l, _))) if s.events.len() != l.events.len() => {
+            return Err(format!(
+                "strict read {} events, lenient {}",
+                s.events.len(),
+                l.events.len()
+            ));
+        }
+        (Ok(_), Err(e)) => return Err(format!("strict accepts, lenient refuses: {e}")),
+        _ => {}
+    }
+    if let Ok((cal, _)) = &lenient {
+        round_trip(cal, &limits)?;
+    }
+    match strict {
+        Ok(cal) => round_trip(&cal, &limits),
+        Err(_) => Ok(()),
+    }
 }
 
 fn round_trip(cal: &Calendar, limits: &Limits) -> Result<(), String> {

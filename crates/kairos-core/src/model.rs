@@ -6,6 +6,7 @@ use chrono_tz::Tz;
 
 use crate::recur::Rule;
 use crate::time::{Dur, resolve_local};
+pub use crate::tz::CustomTz;
 
 /// Where a local date-time is anchored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,6 +17,9 @@ pub enum Zone {
     Floating,
     /// An IANA zone (after mapping Windows/custom `TZID`s).
     Tz(Tz),
+    /// A zone defined by the file's own `VTIMEZONE` whose rules match no IANA
+    /// zone (RFC 5545 §3.6.5: the file's definition is the law).
+    Custom(CustomTz),
 }
 
 /// A `DATE` or `DATE-TIME` value as written, before it is fixed to an instant.

@@ -49,13 +49,34 @@ impl Dur {
     }
 }
 
-/// The concrete zone a [`Zone`] reads in, `floating` standing in for floating times.
-#[must_use]
-pub fn tz_of(zone: Zone, floating: Tz) -> Tz {
+/// The IANA zone a [`Zone`] reads in, `floating` standing in for floating
+/// times; `None` for a custom zone.
+fn iana(zone: Zone, floating: Tz) -> Option<Tz> {
     match zone {
-        Zone::Utc => Tz::UTC,
-        Zone::Floating => floating,
-        Zone::Tz(tz) => tz,
+        Zone::Utc => Some(Tz::UTC),
+        Zone::Floating => Some(floating),
+        Zone::Tz(tz) => Some(tz),
+        Zone::Custom(_) => None,
+    }
+}
+
+/// The wall-clock time at `t` in `zone` (floating times in `floating`).
+#[must_use]
+pub fn local_of(t: DateTime<Utc>, zone: Zone, floating: Tz) -> NaiveDateTime {
+    match (zone, iana(zone, floating)) {
+        (Zone::Custom(c), _) => c.local(t),
+        (_, Some(tz)) => t.with_timezone(&tz).naive_local(),
+        (_, None) => t.naive_utc(),
+    }
+}
+
+/// The offset from UTC in force at `t` in `zone`.
+#[must_use]
+pub fn offset_of(t: DateTime<Utc>, zone: Zone, floating: Tz) -> FixedOffset {
+    match (zone, iana(zone, floating)) {
+        (Zone::Custom(c), _) => c.offset_at(t),
+        (_, Some(tz)) => tz.offset_from_utc_datetime(&t.naive_utc()).fix(),
+        (_, None) => Utc.fix(),
     }
 }
 
@@ -65,7 +86,12 @@ pub fn tz_of(zone: Zone, floating: Tz) -> Tz {
 /// occurs twice in a fall-back overlap is the *first* of the two.
 #[must_use]
 pub fn resolve_local(local: NaiveDateTime, zone: Zone, floating: Tz) -> DateTime<Utc> {
-    let tz = tz_of(zone, floating);
+    let tz = match zone {
+        Zone::Custom(c) => return c.resolve(local),
+        Zone::Utc => Tz::UTC,
+        Zone::Floating => floating,
+        Zone::Tz(tz) => tz,
+    };
     if tz == Tz::UTC {
         return local.and_utc(); // no transitions: skip the zone look-up
     }
@@ -104,8 +130,7 @@ pub fn resolve_local(local: NaiveDateTime, zone: Zone, floating: Tz) -> DateTime
 pub fn add(start: DateTime<Utc>, dur: Dur, zone: Zone, floating: Tz) -> DateTime<Utc> {
     let mut t = start;
     if dur.days != 0 {
-        let tz = tz_of(zone, floating);
-        let local = t.with_timezone(&tz).naive_local();
+        let local = local_of(t, zone, floating);
         let moved = local
             .checked_add_signed(Duration::days(dur.days))
             .unwrap_or(if dur.days > 0 {
@@ -123,9 +148,7 @@ pub fn add(start: DateTime<Utc>, dur: Dur, zone: Zone, floating: Tz) -> DateTime
 /// person there would read.
 #[must_use]
 pub fn in_zone(t: DateTime<Utc>, zone: Zone, floating: Tz) -> DateTime<FixedOffset> {
-    let tz = tz_of(zone, floating);
-    let off = tz.offset_from_utc_datetime(&t.naive_utc()).fix();
-    t.with_timezone(&off)
+    t.with_timezone(&offset_of(t, zone, floating))
 }
 
 /// RFC 3339 with seconds; `Z` only for values that are in UTC itself.

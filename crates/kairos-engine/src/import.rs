@@ -65,6 +65,8 @@ fn rid_text(w: &When) -> String {
                 Zone::Utc => format!("{t}Z"),
                 Zone::Floating => t.to_string(),
                 Zone::Tz(tz) => format!("{}:{t}", tz.name()),
+                // Stored as UTC, as kairos_core's export writes it.
+                Zone::Custom(c) => format!("{}Z", c.resolve(*local).format("%Y%m%dT%H%M%S")),
             }
         }
     }

@@ -79,10 +79,13 @@ fn when(out: &mut String, w: &When) {
             let _ = write!(out, "D{}", d.format("%Y%m%d"));
         }
         When::DateTime { local, zone } => {
-            let z = match zone {
-                Zone::Utc => "Z".to_owned(),
-                Zone::Floating => "F".to_owned(),
-                Zone::Tz(tz) => tz.name().to_owned(),
+            // A custom zone's times are stored as UTC (see kairos_core's
+            // export): fingerprint them as they will read back.
+            let (local, z) = match zone {
+                Zone::Utc => (*local, "Z".to_owned()),
+                Zone::Floating => (*local, "F".to_owned()),
+                Zone::Tz(tz) => (*local, tz.name().to_owned()),
+                Zone::Custom(c) => (c.resolve(*local).naive_utc(), "Z".to_owned()),
             };
             let _ = write!(out, "T{}{z}", local.format("%Y%m%dT%H%M%S"));
         }

@@ -134,12 +134,16 @@ fn bad_input_gets_one_clear_line_and_no_output() {
             "unknown time zone",
         ),
     ];
+    // Without --strict these are read leniently (see
+    // `lenient_reads_skip_what_is_broken_with_a_warning_each`).
+    let strict: Vec<&str> = WINDOW.iter().copied().chain(["--strict"]).collect();
     for (ics, needle) in cases {
-        assert_clean_failure(&query("occurrences", &ics, &WINDOW), needle);
+        assert_clean_failure(&query("occurrences", &ics, &strict), needle);
     }
     let not_utf8 = kairos(
         &[
             "occurrences",
+            "--strict",
             "-",
             "--from",
             "2026-01-01T00:00:00Z",
@@ -149,6 +153,40 @@ fn bad_input_gets_one_clear_line_and_no_output() {
         b"BEGIN:VCALENDAR\n\xff\xfe\n",
     );
     assert_clean_failure(&not_utf8, "line 2: the file is not valid UTF-8");
+}
+
+#[test]
+fn lenient_reads_skip_what_is_broken_with_a_warning_each() {
+    let ics = wrap(
+        "BEGIN:VEVENT\nUID:x@y\nSUMMARY:kept\nDTSTART:20260101T090000Z\nDTEND:20260101T080000Z\nEND:VEVENT\n\
+         BEGIN:VEVENT\nUID:lost\nSUMMARY:no start\nEND:VEVENT",
+    );
+    for cmd in ["occurrences", "alarms", "export"] {
+        let window: &[&str] = if cmd == "export" { &[] } else { &WINDOW };
+        let mut args = vec![cmd, "-"];
+        args.extend_from_slice(window);
+        let out = kairos(&args, ics.as_bytes());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{cmd}: {err}");
+        assert_eq!(
+            err.lines().collect::<Vec<_>>(),
+            [
+                "kairos: warning: -: line 8 (VEVENT uid x@y): DTEND: DTEND is before DTSTART: \
+                 treated as zero length",
+                "kairos: warning: -: line 10 (VEVENT uid lost): VEVENT has no DTSTART (RFC 5545 \
+                 requires one for a calendar event): event skipped",
+            ],
+            "{cmd}"
+        );
+    }
+    let out = query("occurrences", &ics, &WINDOW);
+    let v: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v.len(), 1);
+    assert_eq!(v[0]["end"], v[0]["start"], "zero length");
+    // --strict refuses the same file at its first problem.
+    let mut strict = WINDOW.to_vec();
+    strict.push("--strict");
+    assert_clean_failure(&query("occurrences", &ics, &strict), "line 8: DTEND");
 }
 
 #[test]

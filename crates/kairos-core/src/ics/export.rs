@@ -4,13 +4,21 @@
 //! Zones are written as `TZID=<IANA name>` without `VTIMEZONE` blocks: chrono-tz
 //! does not expose the transition rules a block would need. Every importer we
 //! target resolves IANA names (RFC 7809 lets a server omit VTIMEZONE for them).
+//!
+//! Times in a custom zone (a file's own `VTIMEZONE` that matches no IANA
+//! zone) are written as the UTC instants they denote, not with their
+//! `VTIMEZONE`: the engine stores each event as its `VEVENT` block alone and
+//! reads it back strictly, where a `TZID` without its block would be an
+//! error. Single events and listed dates keep their exact instants; a
+//! recurring series then repeats in UTC (callers warn: see
+//! [`custom_zones`]).
 
 use std::fmt::Write as _;
 
 use chrono::{DateTime, Utc};
 
 use super::values::escape_text;
-use crate::model::{Alarm, Calendar, End, Event, Related, Trigger, When, Zone};
+use crate::model::{Alarm, Calendar, CustomTz, End, Event, Related, Trigger, When, Zone};
 use crate::time::Dur;
 
 /// RFC 5545 §3.1: lines longer than 75 octets are folded, never inside a
@@ -38,9 +46,27 @@ fn when_prop(name: &str, w: &When) -> String {
                 Zone::Utc => format!("{name}:{t}Z"),
                 Zone::Floating => format!("{name}:{t}"),
                 Zone::Tz(tz) => format!("{name};TZID={}:{t}", tz.name()),
+                Zone::Custom(c) => {
+                    format!("{name}:{}", c.resolve(local).format("%Y%m%dT%H%M%SZ"))
+                }
             }
         }
     }
+}
+
+/// The custom zones (see the module doc) `cal`'s event starts are in, once
+/// each, in order of first use: export writes their times in UTC.
+#[must_use]
+pub fn custom_zones(cal: &Calendar) -> Vec<CustomTz> {
+    let mut out = Vec::new();
+    for e in &cal.events {
+        if let Zone::Custom(c) = e.start.zone()
+            && !out.contains(&c)
+        {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// `[-]P…` for a [`Dur`].

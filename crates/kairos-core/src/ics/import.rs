@@ -1,39 +1,70 @@
 //! iCalendar text → [`Calendar`]: every `VEVENT` with its `VALARM`s, time zones
-//! mapped to IANA, rules validated. Unknown properties are kept verbatim.
+//! resolved, rules validated. Unknown properties are kept verbatim.
+//!
+//! One reader serves both modes ([`parse_calendar`] strict,
+//! [`parse_calendar_lenient`] lenient): each problem it can repair goes to the
+//! [`Sink`], which in strict mode turns it back into the error strict reading
+//! has always given.
 
-use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
-
-use chrono::Datelike;
-use chrono_tz::Tz;
-
+use super::alarm::alarm;
+use super::dates::{Reader, coerce, err, in_gap, rule};
 use super::lexer::{self, Component, Property};
+use super::series::{Item, settle};
 use super::values;
+use super::warning::{At, Sink, Warning};
+use super::zones::Zones;
 use crate::error::{Error, Limits};
-use crate::model::{Alarm, Calendar, End, Event, RawProperty, Related, Trigger, When, Zone};
-use crate::recur::{Rule, Until};
-use crate::time::resolve_local;
+use crate::model::{Calendar, End, Event, RawProperty};
+use crate::time::Dur;
 
-/// Reads an iCalendar stream (one or more `VCALENDAR`s, merged).
+/// Reads an iCalendar stream (one or more `VCALENDAR`s, merged), refusing it
+/// at the first problem.
 ///
 /// # Errors
 /// The first problem found, naming its line and property.
 pub fn parse_calendar(input: &[u8], limits: &Limits) -> Result<Calendar, Error> {
-    let top = lexer::parse(input, limits)?;
+    read(input, limits, Sink::strict()).map(|(cal, _)| cal)
+}
+
+/// Reads an iCalendar stream keeping everything it can: a broken event, alarm
+/// or property is skipped or repaired, each with a [`Warning`] saying what was
+/// wrong and what was done; everything else is imported.
+///
+/// # Errors
+/// Only input that cannot be read at all: no `BEGIN:VCALENDAR` (not
+/// iCalendar), or past one of the [`Limits`].
+pub fn parse_calendar_lenient(
+    input: &[u8],
+    limits: &Limits,
+) -> Result<(Calendar, Vec<Warning>), Error> {
+    read(input, limits, Sink::lenient())
+}
+
+fn read(input: &[u8], limits: &Limits, mut sink: Sink) -> Result<(Calendar, Vec<Warning>), Error> {
+    let top = lexer::parse_with(input, limits, &mut sink)?;
     let mut cal = Calendar::default();
-    let blocks: Vec<&Component> = top
-        .iter()
-        .flat_map(|c| c.children.iter())
-        .filter(|c| c.name == "VTIMEZONE")
-        .collect();
-    let zones = crate::tz::resolve_blocks(&blocks)?;
-    for vcal in &top {
-        if vcal.name != "VCALENDAR" {
-            return Err(Error::syntax(
-                vcal.line,
-                format!("expected BEGIN:VCALENDAR, found BEGIN:{}", vcal.name),
-            ));
+    // Lenient reading takes components found outside any VCALENDAR as if
+    // they were inside one.
+    let mut loose: Vec<&Component> = Vec::new();
+    for c in &top {
+        if c.name != "VCALENDAR" {
+            let e = Error::syntax(
+                c.line,
+                format!("expected BEGIN:VCALENDAR, found BEGIN:{}", c.name),
+            );
+            sink.repair(e, At::CALENDAR, "read as if inside a VCALENDAR")?;
+            loose.push(c);
         }
+    }
+    let calendars = || top.iter().filter(|c| c.name == "VCALENDAR");
+    let zones = Zones::new(
+        calendars()
+            .flat_map(|c| c.children.iter())
+            .chain(loose.iter().copied()),
+    );
+    let mut r = Reader { zones, sink };
+    let mut items = Vec::new();
+    for vcal in calendars() {
         for p in &vcal.props {
             match p.name.as_str() {
                 "X-WR-CALNAME" if cal.name.is_none() => cal.name = Some(values::text(&p.value)),
@@ -42,10 +73,17 @@ pub fn parse_calendar(input: &[u8], limits: &Limits) -> Result<Calendar, Error> 
             }
         }
         for c in vcal.children.iter().filter(|c| c.name == "VEVENT") {
-            cal.events.push(event(c, &zones)?);
+            items.extend(event(c, &mut r)?);
         }
     }
-    Ok(cal)
+    for c in loose.iter().filter(|c| c.name == "VEVENT") {
+        items.extend(event(c, &mut r)?);
+    }
+    cal.events = settle(items, &mut r.sink);
+    let mut warnings = r.sink.into_warnings();
+    // In file order (they were found by pass: text, events, then copies).
+    warnings.sort_by_key(|w| w.line);
+    Ok((cal, warnings))
 }
 
 /// Rebuilds the content line of a property, for keeping it verbatim.
@@ -73,135 +111,79 @@ pub(crate) fn raw(p: &Property) -> RawProperty {
     RawProperty { line }
 }
 
-fn err(p: &Property, msg: impl Into<String>) -> Error {
-    Error::property(p.line, &p.name, msg)
-}
-
-/// The zone named by a property's `TZID`, or `None` without one.
-fn zone_param(p: &Property, zones: &HashMap<String, Tz>) -> Result<Option<Tz>, Error> {
-    let Some(id) = p.param("TZID") else {
-        return Ok(None);
-    };
-    zones
-        .get(id.trim())
-        .copied()
-        .or_else(|| crate::tz::by_name(id))
-        .map(Some)
-        .ok_or_else(|| {
-            err(
-                p,
-                format!(
-                    "unknown time zone TZID={id:?}: not an IANA name, and no VTIMEZONE defines it"
-                ),
-            )
-        })
-}
-
-/// One `DATE` or `DATE-TIME` value of property `p`.
-fn when_value(p: &Property, v: &str, zones: &HashMap<String, Tz>) -> Result<When, Error> {
-    let is_date = p
-        .param("VALUE")
-        .is_some_and(|t| t.eq_ignore_ascii_case("DATE"))
-        || v.trim().len() == 8;
-    if is_date {
-        return values::date(v).map(When::Date).map_err(|m| err(p, m));
-    }
-    let (local, utc) = values::date_time(v).map_err(|m| err(p, m))?;
-    let zone = if utc {
-        Zone::Utc
-    } else {
-        zone_param(p, zones)?.map_or(Zone::Floating, Zone::Tz)
-    };
-    Ok(When::DateTime { local, zone })
-}
-
-fn when(p: &Property, zones: &HashMap<String, Tz>) -> Result<When, Error> {
-    when_value(p, &p.value, zones)
-}
-
-/// Every value of a list property (`RDATE`, `EXDATE`); periods keep their start.
-fn when_list(p: &Property, zones: &HashMap<String, Tz>) -> Result<Vec<When>, Error> {
-    values::split_list(&p.value)
-        .into_iter()
-        .map(|v| when_value(p, v.split_once('/').map_or(v, |(start, _)| start), zones))
-        .collect()
-}
-
-/// The `start/end` and `start/duration` values of an `RDATE;VALUE=PERIOD`.
-fn periods(p: &Property, zones: &HashMap<String, Tz>) -> Result<Vec<(When, End)>, Error> {
-    let mut out = Vec::new();
-    for v in values::split_list(&p.value) {
-        let Some((start, end)) = v.split_once('/') else {
-            continue;
-        };
-        let start = when_value(p, start, zones)?;
-        let end = if end.trim_start().starts_with(['P', 'p', '+', '-']) {
-            End::For(values::duration(end).map_err(|m| err(p, m))?)
-        } else {
-            End::At(when_value(p, end, zones)?)
-        };
-        out.push((start, end));
-    }
-    Ok(out)
-}
-
-fn once<'a>(c: &'a Component, name: &'a str) -> Result<Option<&'a Property>, Error> {
+/// The property `name` that may appear once; a second one is refused
+/// (lenient: the first is used).
+pub(crate) fn once<'a>(
+    c: &'a Component,
+    name: &'a str,
+    at: At<'_>,
+    r: &mut Reader<'_>,
+) -> Result<Option<&'a Property>, Error> {
     let mut it = c.props_named(name);
     let first = it.next();
     if let Some(second) = it.next() {
-        return Err(err(
+        let e = err(
             second,
             format!("{name} appears more than once in this {}", c.name),
-        ));
+        );
+        r.sink.repair(e, at, "the first one is used")?;
     }
     Ok(first)
 }
 
-/// A `UID` for events that lack one: stable for the same event text.
+/// A `UID` for events that lack one: FNV-1a over the event's properties
+/// except `DTSTAMP` (which many feeds set to the time of each download), so
+/// the same event gets the same UID every time it is read.
 fn synthetic_uid(c: &Component) -> String {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    for p in &c.props {
-        (&p.name, &p.value).hash(&mut h);
-    }
-    format!("kairos-nouid-{:016x}", h.finish())
-}
-
-fn rule(p: &Property, start: When) -> Result<Rule, Error> {
-    let until_of = |u: &str| -> Result<Until, String> {
-        let zone = start.zone();
-        if let Ok(d) = values::date(u) {
-            // A date UNTIL on a timed event: through the end of that day.
-            let end = if start.is_date() {
-                d.and_time(chrono::NaiveTime::MIN)
-            } else {
-                d.and_hms_opt(23, 59, 59).unwrap_or_default()
-            };
-            return Ok(Until::Local(end));
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
         }
-        let (local, utc) = values::date_time(u).map_err(|m| format!("UNTIL: {m}"))?;
-        Ok(match (utc, zone) {
-            (true, Zone::Floating) | (_, Zone::Utc) if start.is_date() => Until::Local(local),
-            (true, _) => Until::Instant(local.and_utc()),
-            (false, Zone::Tz(tz)) => Until::Instant(resolve_local(local, Zone::Tz(tz), Tz::UTC)),
-            (false, _) => Until::Local(local),
-        })
     };
-    Rule::parse(&p.value, start.local(), until_of).map_err(|m| err(p, m))
+    for p in c.props.iter().filter(|p| p.name != "DTSTAMP") {
+        eat(p.name.as_bytes());
+        eat(b":");
+        eat(p.value.as_bytes());
+        eat(b"\n");
+    }
+    format!("kairos-nouid-{h:016x}")
 }
 
-fn event(c: &Component, zones: &HashMap<String, Tz>) -> Result<Event, Error> {
-    let start_p = once(c, "DTSTART")?.ok_or_else(|| {
-        Error::syntax(
+/// One `VEVENT`, or `None` when lenient reading skipped it.
+fn event(c: &Component, r: &mut Reader<'_>) -> Result<Option<Item>, Error> {
+    let uid = match once(c, "UID", At::new("VEVENT", None), r)?
+        .map(|p| p.value.trim())
+        .filter(|u| !u.is_empty())
+    {
+        Some(u) => u.to_owned(),
+        None => {
+            let uid = synthetic_uid(c);
+            let at = At::new("VEVENT", None);
+            r.sink.note(
+                c.line,
+                at,
+                || "VEVENT has no UID".into(),
+                &format!("given UID {uid} (a hash of its content)"),
+            );
+            uid
+        }
+    };
+    let at = At::new("VEVENT", Some(&uid));
+    const SKIPPED: &str = "event skipped";
+    let Some(start_p) = once(c, "DTSTART", at, r)? else {
+        let e = Error::syntax(
             c.line,
             "VEVENT has no DTSTART (RFC 5545 requires one for a calendar event)",
-        )
-    })?;
-    let start = when(start_p, zones)?;
+        );
+        return r.sink.repair(e, at, SKIPPED).map(|()| None);
+    };
+    let start = match r.when(start_p, at) {
+        Ok(s) => s,
+        Err(e) => return r.sink.repair(e, at, SKIPPED).map(|()| None),
+    };
     let mut ev = Event {
-        uid: once(c, "UID")?
-            .map(|p| p.value.trim().to_owned())
-            .filter(|u| !u.is_empty())
-            .unwrap_or_else(|| synthetic_uid(c)),
+        uid: uid.clone(),
         recurrence_id: None,
         this_and_future: false,
         summary: None,
@@ -219,6 +201,9 @@ fn event(c: &Component, zones: &HashMap<String, Tz>) -> Result<Event, Error> {
         alarms: Vec::new(),
         extra: Vec::new(),
     };
+    let mut stamp = (None, None);
+    let mut dtend = None;
+    let mut duration = None;
     for p in &c.props {
         match p.name.as_str() {
             "UID" | "DTSTART" => {}
@@ -226,182 +211,147 @@ fn event(c: &Component, zones: &HashMap<String, Tz>) -> Result<Event, Error> {
             "DESCRIPTION" => ev.description = Some(values::text(&p.value)),
             "LOCATION" => ev.location = Some(values::text(&p.value)),
             "STATUS" => ev.status = Some(p.value.trim().to_ascii_uppercase()),
-            "SEQUENCE" => {
-                ev.sequence = p
-                    .value
-                    .trim()
-                    .parse()
-                    .map_err(|_| err(p, format!("{:?} is not an integer", p.value)))?
-            }
-            "DTEND" => {
-                let end = when(p, zones)?;
-                if end.is_date() != start.is_date() {
-                    return Err(err(
-                        p,
-                        "DTEND must have the same value type (DATE or DATE-TIME) as DTSTART",
-                    ));
+            "SEQUENCE" => match p.value.trim().parse() {
+                Ok(n) => ev.sequence = n,
+                Err(_) => {
+                    let e = err(p, format!("{:?} is not an integer", p.value));
+                    r.sink.repair(e, at, "read as 0")?;
                 }
-                if end.instant(Tz::UTC) < start.instant(Tz::UTC) && end.zone() == start.zone() {
-                    return Err(err(p, "DTEND is before DTSTART"));
+            },
+            "DTEND" if dtend.is_some() => {}
+            "DTEND" => match r.when(p, at) {
+                Ok(end) => dtend = Some((p, end_of(p, end, start, r, at)?)),
+                Err(e) => r.sink.repair(e, at, "DTEND ignored")?,
+            },
+            "DURATION" => match values::duration(&p.value) {
+                Ok(d) if d.days < 0 || d.secs < 0 => {
+                    let e = err(p, "a negative DURATION is not allowed for an event");
+                    r.sink.repair(e, at, "treated as zero length")?;
+                    duration = Some(End::For(Dur::default()));
                 }
-                ev.end = Some(End::At(end));
-            }
-            "DURATION" => {
-                let d = values::duration(&p.value).map_err(|m| err(p, m))?;
-                if d.days < 0 || d.secs < 0 {
-                    return Err(err(p, "a negative DURATION is not allowed for an event"));
-                }
-                ev.end = Some(End::For(d));
-            }
-            "RRULE" => ev.rrules.push(rule(p, start)?),
-            "EXRULE" => ev.exrules.push(rule(p, start)?),
+                Ok(d) => duration = Some(End::For(d)),
+                Err(m) => r.sink.repair(err(p, m), at, "DURATION ignored")?,
+            },
+            "RRULE" | "EXRULE" => match rule(p, start) {
+                Ok(rule) if p.name == "RRULE" => ev.rrules.push(rule),
+                Ok(rule) => ev.exrules.push(rule),
+                Err(e) => r.sink.repair(e, at, "this rule ignored")?,
+            },
             "RDATE" => {
-                ev.rdates.extend(when_list(p, zones)?);
-                ev.rdate_periods.extend(periods(p, zones)?);
+                let dates = r.when_list(p, at)?;
+                ev.rdates.extend(matched(p, dates, start, r, at));
+                ev.rdate_periods.extend(r.periods(p, at)?);
             }
-            "EXDATE" => ev.exdates.extend(when_list(p, zones)?),
-            "RECURRENCE-ID" => {
-                ev.recurrence_id = Some(when(p, zones)?);
-                ev.this_and_future = p
-                    .param("RANGE")
-                    .is_some_and(|r| r.eq_ignore_ascii_case("THISANDFUTURE"));
+            "EXDATE" => {
+                let dates = r.when_list(p, at)?;
+                ev.exdates.extend(matched(p, dates, start, r, at));
+            }
+            "RECURRENCE-ID" => match r.when(p, at) {
+                Ok(rid) => {
+                    ev.recurrence_id = Some(rid);
+                    ev.this_and_future = p
+                        .param("RANGE")
+                        .is_some_and(|r| r.eq_ignore_ascii_case("THISANDFUTURE"));
+                }
+                // Without it, this override would pose as a second series.
+                Err(e) => return r.sink.repair(e, at, SKIPPED).map(|()| None),
+            },
+            "DTSTAMP" | "LAST-MODIFIED" => {
+                let t = values::date_time(&p.value).ok().map(|(t, _)| t);
+                if p.name == "DTSTAMP" {
+                    stamp.1 = t;
+                } else {
+                    stamp.0 = t;
+                }
+                ev.extra.push(raw(p));
             }
             _ => ev.extra.push(raw(p)),
         }
     }
-    if c.props_named("DTEND").count() > 1
-        || (c.prop("DTEND").is_some() && c.prop("DURATION").is_some())
-    {
-        let p = c
-            .prop("DURATION")
-            .or_else(|| c.props_named("DTEND").nth(1))
-            .unwrap_or(start_p);
-        return Err(err(
-            p,
+    ev.end = match (dtend, duration) {
+        (Some((_, end)), None) => Some(end),
+        (None, d) => d,
+        (Some((_, end)), Some(_)) => {
+            let p = c
+                .prop("DURATION")
+                .or_else(|| c.props_named("DTEND").nth(1))
+                .unwrap_or(start_p);
+            let e = err(p, "an event may have one DTEND or one DURATION, not both");
+            r.sink.repair(e, at, "DTEND used, DURATION ignored")?;
+            Some(end)
+        }
+    };
+    if let (Some(second), None) = (c.props_named("DTEND").nth(1), duration) {
+        let e = err(
+            second,
             "an event may have one DTEND or one DURATION, not both",
-        ));
+        );
+        r.sink.repair(e, at, "the first DTEND is used")?;
     }
     for a in c.children.iter().filter(|a| a.name == "VALARM") {
-        ev.alarms.push(alarm(a, zones)?);
+        ev.alarms.extend(alarm(a, r, &uid)?);
     }
-    Ok(ev)
+    Ok(Some(Item {
+        event: ev,
+        line: c.line,
+        stamp,
+    }))
 }
 
-fn alarm(c: &Component, zones: &HashMap<String, Tz>) -> Result<Alarm, Error> {
-    let trig = once(c, "TRIGGER")?.ok_or_else(|| Error::syntax(c.line, "VALARM has no TRIGGER"))?;
-    let absolute = trig
-        .param("VALUE")
-        .is_some_and(|v| v.eq_ignore_ascii_case("DATE-TIME"));
-    let trigger = if absolute
-        || (values::duration(&trig.value).is_err() && values::date_time(&trig.value).is_ok())
-    {
-        match when(trig, zones)? {
-            When::Date(_) => return Err(err(trig, "an absolute TRIGGER must be a DATE-TIME")),
-            // It is kept (and written back) in UTC, which a zone's offset can
-            // push outside the years 0000–9999 that DATE-TIME can write.
-            w if !(0..=9999).contains(&w.instant(Tz::UTC).year()) => {
-                return Err(err(
-                    trig,
-                    "the TRIGGER falls outside the years 0000-9999 in UTC",
-                ));
-            }
-            w => Trigger::Absolute(w.instant(Tz::UTC)),
-        }
-    } else {
-        let related = match trig
-            .param("RELATED")
-            .map(str::to_ascii_uppercase)
-            .as_deref()
-        {
-            None | Some("START") => Related::Start,
-            Some("END") => Related::End,
-            Some(other) => {
-                return Err(err(
-                    trig,
-                    format!("RELATED={other} is neither START nor END"),
-                ));
-            }
-        };
-        Trigger::Relative {
-            offset: values::duration(&trig.value).map_err(|m| err(trig, m))?,
-            related,
-        }
-    };
-    let mut a = Alarm {
-        uid: None,
-        action: "DISPLAY".into(),
-        trigger,
-        repeat: 0,
-        interval: None,
-        description: None,
-        summary: None,
-        acknowledged: None,
-        snooze_of: None,
-        extra: Vec::new(),
-    };
-    let mut saw_action = false;
-    for p in &c.props {
-        match p.name.as_str() {
-            "TRIGGER" => {}
-            "ACTION" => {
-                a.action = p.value.trim().to_ascii_uppercase();
-                saw_action = true;
-            }
-            "UID" => a.uid = Some(p.value.trim().to_owned()),
-            "DESCRIPTION" => a.description = Some(values::text(&p.value)),
-            "SUMMARY" => a.summary = Some(values::text(&p.value)),
-            "REPEAT" => {
-                a.repeat = p
-                    .value
-                    .trim()
-                    .parse()
-                    .map_err(|_| err(p, format!("{:?} is not a repeat count", p.value)))?;
-            }
-            "DURATION" => {
-                let d = values::duration(&p.value).map_err(|m| err(p, m))?;
-                if d.is_non_positive() {
-                    return Err(err(
-                        p,
-                        "the interval between alarm repetitions must be positive",
-                    ));
-                }
-                a.interval = Some(d);
-            }
-            "ACKNOWLEDGED" => {
-                a.acknowledged = Some(values::utc_date_time(&p.value).map_err(|m| err(p, m))?)
-            }
-            "RELATED-TO"
-                if p.param("RELTYPE")
-                    .is_some_and(|t| t.eq_ignore_ascii_case("SNOOZE")) =>
-            {
-                a.snooze_of = Some(p.value.trim().to_owned());
-            }
-            _ => a.extra.push(raw(p)),
-        }
+/// A `DTEND` checked against `DTSTART`: the same value type (lenient:
+/// coerced to DTSTART's) and not before it (lenient: zero length).
+fn end_of(
+    p: &Property,
+    end: crate::model::When,
+    start: crate::model::When,
+    r: &mut Reader<'_>,
+    at: At<'_>,
+) -> Result<End, Error> {
+    let mut end = end;
+    if end.is_date() != start.is_date() {
+        let e = err(
+            p,
+            "DTEND must have the same value type (DATE or DATE-TIME) as DTSTART",
+        );
+        r.sink.repair(e, at, "converted to DTSTART's type")?;
+        end = coerce(end, start, true);
     }
-    if !saw_action {
-        return Err(Error::syntax(c.line, "VALARM has no ACTION"));
+    if in_gap(end) {
+        r.sink.note(
+            p.line,
+            at,
+            || "DTEND: the time falls in a daylight-saving gap".into(),
+            "read with the offset before the gap (RFC 5545 §3.3.5)",
+        );
     }
-    match (a.repeat, a.interval) {
-        (0, _) => {}
-        (n, None) => {
-            let p = c.prop("REPEAT").unwrap_or(trig);
-            return Err(err(
-                p,
-                format!("REPEAT:{n} needs a DURATION between repetitions"),
-            ));
-        }
-        (n, Some(_)) if n > Limits::default().max_alarm_repeat => {
-            let p = c.prop("REPEAT").unwrap_or(trig);
-            return Err(err(
-                p,
-                format!(
-                    "REPEAT:{n} is more than the limit of {}",
-                    Limits::default().max_alarm_repeat
-                ),
-            ));
-        }
-        _ => {}
+    let utc = chrono_tz::Tz::UTC;
+    if end.zone() == start.zone() && end.instant(utc) < start.instant(utc) {
+        let e = err(p, "DTEND is before DTSTART");
+        r.sink.repair(e, at, "treated as zero length")?;
+        return Ok(End::At(start));
     }
-    Ok(a)
+    Ok(End::At(end))
+}
+
+/// `RDATE`/`EXDATE` values with DTSTART's value type: producers write
+/// `DATE-TIME` exceptions on all-day series (and the reverse); like the major
+/// clients, Kairos matches them by date.
+fn matched(
+    p: &Property,
+    dates: Vec<crate::model::When>,
+    start: crate::model::When,
+    r: &mut Reader<'_>,
+    at: At<'_>,
+) -> Vec<crate::model::When> {
+    if dates.iter().all(|w| w.is_date() == start.is_date()) {
+        return dates;
+    }
+    let kind = if start.is_date() { "DATE" } else { "DATE-TIME" };
+    r.sink.note(
+        p.line,
+        at,
+        || format!("{}: value type differs from DTSTART's ({kind})", p.name),
+        "matched by date",
+    );
+    dates.into_iter().map(|w| coerce(w, start, false)).collect()
 }

@@ -4,6 +4,11 @@
 //!
 //! This layer knows nothing of what properties mean; `ics::import` does.
 
+use std::borrow::Cow;
+
+use super::decode;
+use super::structure::Tree;
+use super::warning::{At, Sink};
 use crate::error::{Error, Limits};
 
 /// One parameter of a content line: `TZID=Europe/Berlin`, `MEMBER="a","b"`.
@@ -69,54 +74,61 @@ impl Component {
 /// Splits `input` into unfolded logical lines with their starting line numbers.
 ///
 /// Accepts CRLF and bare LF; a line starting with a space or tab continues the
-/// previous one (RFC 5545 §3.1). A continuation before any line is an error.
-fn unfold(input: &str, limits: &Limits) -> Result<Vec<(usize, String)>, Error> {
-    let mut out: Vec<(usize, String)> = Vec::new();
+/// previous one (RFC 5545 §3.1). A continuation before any line is an error
+/// (lenient: skipped). Unfolded lines borrow from `input` unless they were folded.
+fn unfold<'a>(
+    input: &'a str,
+    limits: &Limits,
+    sink: &mut Sink,
+) -> Result<Vec<(usize, Cow<'a, str>)>, Error> {
+    let too_long = |line_no: usize| {
+        Error::syntax(
+            line_no,
+            format!(
+                "a content line is longer than {} bytes",
+                limits.max_line_bytes
+            ),
+        )
+    };
+    let mut out: Vec<(usize, Cow<'a, str>)> = Vec::new();
     for (idx, raw) in input.split('\n').enumerate() {
         let line_no = idx + 1;
         let raw = raw.strip_suffix('\r').unwrap_or(raw);
         if let Some(rest) = raw.strip_prefix([' ', '\t']) {
             let Some((_, last)) = out.last_mut() else {
-                return Err(Error::syntax(
-                    line_no,
-                    "a folded continuation line comes before any property",
-                ));
+                sink.repair(
+                    Error::syntax(
+                        line_no,
+                        "a folded continuation line comes before any property",
+                    ),
+                    At::CALENDAR,
+                    "skipped",
+                )?;
+                continue;
             };
             if last.len() + rest.len() > limits.max_line_bytes {
-                return Err(Error::syntax(
-                    line_no,
-                    format!(
-                        "a content line is longer than {} bytes",
-                        limits.max_line_bytes
-                    ),
-                ));
+                return Err(too_long(line_no));
             }
-            last.push_str(rest);
+            last.to_mut().push_str(rest);
         } else if raw.trim().is_empty() {
             // Blank lines are not allowed by the RFC but are common at the end of
             // files; skipping them loses nothing.
         } else {
             if raw.len() > limits.max_line_bytes {
-                return Err(Error::syntax(
-                    line_no,
-                    format!(
-                        "a content line is longer than {} bytes",
-                        limits.max_line_bytes
-                    ),
-                ));
+                return Err(too_long(line_no));
             }
-            out.push((line_no, raw.to_owned()));
+            out.push((line_no, Cow::Borrowed(raw)));
         }
     }
     Ok(out)
 }
 
-fn is_name_char(c: char) -> bool {
+pub(crate) fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '-'
 }
 
 /// Parses one unfolded line into a [`Property`].
-fn parse_line(line: usize, text: &str) -> Result<Property, Error> {
+pub(crate) fn parse_line(line: usize, text: &str) -> Result<Property, Error> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let name_end = text.find(|c: char| !is_name_char(c)).unwrap_or(text.len());
     let name = &text[..name_end];
@@ -183,7 +195,7 @@ fn parse_line(line: usize, text: &str) -> Result<Property, Error> {
     })
 }
 
-fn preview(s: &str) -> String {
+pub(crate) fn preview(s: &str) -> String {
     s.chars().take(40).collect()
 }
 
@@ -193,6 +205,16 @@ fn preview(s: &str) -> String {
 /// Non-UTF-8 text, a malformed line, `BEGIN` without `END` (or the reverse), nesting
 /// or component counts past `limits`.
 pub fn parse(input: &[u8], limits: &Limits) -> Result<Vec<Component>, Error> {
+    parse_with(input, limits, &mut Sink::strict())
+}
+
+/// [`parse`] in either mode: lenient reading skips or repairs broken lines
+/// and unbalanced `BEGIN`/`END`s (see `structure`), recording warnings.
+pub(crate) fn parse_with(
+    input: &[u8],
+    limits: &Limits,
+    sink: &mut Sink,
+) -> Result<Vec<Component>, Error> {
     if input.len() > limits.max_file_bytes {
         return Err(Error::Limit(format!(
             "the file is {} bytes; the limit is {} bytes",
@@ -200,98 +222,16 @@ pub fn parse(input: &[u8], limits: &Limits) -> Result<Vec<Component>, Error> {
             limits.max_file_bytes
         )));
     }
-    let text = std::str::from_utf8(input).map_err(|e| {
-        let line = input[..e.valid_up_to()]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1;
-        Error::syntax(line, "the file is not valid UTF-8 text")
-    })?;
-    let mut stack: Vec<Component> = Vec::new();
-    let mut top = Vec::new();
-    let mut count = 0usize;
-    for (line, text) in unfold(text, limits)? {
-        let prop = parse_line(line, &text)?;
-        match prop.name.as_str() {
-            "BEGIN" => {
-                let name = prop.value.trim().to_ascii_uppercase();
-                if name.is_empty() || !name.chars().all(is_name_char) {
-                    return Err(Error::property(
-                        line,
-                        "BEGIN",
-                        format!("invalid component name {:?}", preview(&prop.value)),
-                    ));
-                }
-                count += 1;
-                if count > limits.max_components {
-                    return Err(Error::Limit(format!(
-                        "more than {} components in one file",
-                        limits.max_components
-                    )));
-                }
-                if stack.len() >= limits.max_depth {
-                    return Err(Error::syntax(
-                        line,
-                        format!("components nested deeper than {}", limits.max_depth),
-                    ));
-                }
-                stack.push(Component {
-                    name,
-                    line,
-                    props: Vec::new(),
-                    children: Vec::new(),
-                });
-            }
-            "END" => {
-                let name = prop.value.trim().to_ascii_uppercase();
-                let Some(done) = stack.pop() else {
-                    return Err(Error::property(
-                        line,
-                        "END",
-                        format!("END:{name} without a matching BEGIN"),
-                    ));
-                };
-                if done.name != name {
-                    return Err(Error::property(
-                        line,
-                        "END",
-                        format!(
-                            "END:{name} closes BEGIN:{} from line {}",
-                            done.name, done.line
-                        ),
-                    ));
-                }
-                match stack.last_mut() {
-                    Some(parent) => parent.children.push(done),
-                    None => top.push(done),
-                }
-            }
-            _ => match stack.last_mut() {
-                Some(c) => c.props.push(prop),
-                None => {
-                    return Err(Error::property(
-                        line,
-                        &prop.name,
-                        "property outside of any BEGIN:VCALENDAR",
-                    ));
-                }
-            },
+    let text = decode::text(input, sink)?;
+    let lines = unfold(&text, limits, sink)?;
+    let mut tree = Tree::default();
+    for (line, text) in lines {
+        match parse_line(line, &text) {
+            Ok(prop) => tree.add(prop, limits, sink)?,
+            Err(e) => tree.misfit(e, line, &text, limits, sink)?,
         }
     }
-    if let Some(open) = stack.last() {
-        return Err(Error::syntax(
-            open.line,
-            format!("BEGIN:{} is never closed by END:{}", open.name, open.name),
-        ));
-    }
-    if top.is_empty() {
-        return Err(Error::syntax(
-            1,
-            "no BEGIN:VCALENDAR found: this is not an iCalendar file",
-        ));
-    }
-    Ok(top)
+    tree.finish(sink)
 }
 
 #[cfg(test)]

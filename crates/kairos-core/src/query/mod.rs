@@ -14,7 +14,7 @@ use length::{Length, end_at, end_for, length_of};
 use crate::error::{Error, Limits};
 use crate::model::{Calendar, End, Event, When, Zone};
 use crate::recur::originals;
-use crate::time::{add, resolve_local, rfc3339, tz_of};
+use crate::time::{add, local_of, resolve_local, rfc3339};
 
 /// A point in time together with how it should be shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,7 +116,7 @@ fn shifted(t: DateTime<Utc>, shift: Duration, zone: Zone, floating: Tz) -> DateT
     if shift.is_zero() {
         return t;
     }
-    let local = t.with_timezone(&tz_of(zone, floating)).naive_local();
+    let local = local_of(t, zone, floating);
     local
         .checked_add_signed(shift)
         .map_or(t, |l| resolve_local(l, zone, floating))
@@ -239,8 +239,7 @@ pub(crate) fn series_occurrences<'a>(
         if ov.this_and_future {
             // The shift is measured on the series' wall clock (see `shifted`).
             let zone = s.master.map_or(ov.start.zone(), |m| m.start.zone());
-            let tz = tz_of(zone, floating);
-            let wall = |t: DateTime<Utc>| t.with_timezone(&tz).naive_local();
+            let wall = |t: DateTime<Utc>| local_of(t, zone, floating);
             let shift = wall(start_of(ov, floating).instant) - wall(rid);
             future.push((rid, shift, ov, length_of(ov, floating)));
         }

@@ -13,8 +13,8 @@ use chrono_tz::Tz;
 pub(crate) use rule::naive_rule_iter;
 pub use rule::{Rule, Until};
 
-use crate::model::{Event, When};
-use crate::time::{resolve_local, tz_of};
+use crate::model::{Event, When, Zone};
+use crate::time::{local_of, resolve_local};
 
 type Stream = Peekable<Box<dyn Iterator<Item = DateTime<Utc>> + Send>>;
 
@@ -25,7 +25,9 @@ pub struct Originals {
     excluded: HashSet<DateTime<Utc>>,
     excluded_dates: HashSet<NaiveDate>,
     exrules: Vec<Stream>,
-    zone_tz: Tz,
+    /// The series' zone, in which excluded dates are matched.
+    zone: Zone,
+    floating: Tz,
     last: Option<DateTime<Utc>>,
     from: DateTime<Utc>,
     steps: usize,
@@ -69,9 +71,9 @@ fn rule_stream(ev: &Event, rule: &Rule, from_local: chrono::NaiveDateTime, float
 /// Floating and all-day values are read in `floating`.
 #[must_use]
 pub fn originals(ev: &Event, from: DateTime<Utc>, floating: Tz, max_steps: usize) -> Originals {
-    let zone_tz = tz_of(ev.start.zone(), floating);
+    let zone = ev.start.zone();
     // Local lower bound, two days early so that no zone offset can make us skip.
-    let from_local = from.with_timezone(&zone_tz).naive_local() - Duration::days(2);
+    let from_local = local_of(from, zone, floating) - Duration::days(2);
     let mut sources: Vec<Stream> = ev
         .rrules
         .iter()
@@ -108,7 +110,8 @@ pub fn originals(ev: &Event, from: DateTime<Utc>, floating: Tz, max_steps: usize
         excluded,
         excluded_dates,
         exrules,
-        zone_tz,
+        zone,
+        floating,
         last: None,
         from,
         steps: 0,
@@ -123,7 +126,7 @@ impl Originals {
             return true;
         }
         if !self.excluded_dates.is_empty() {
-            let date = t.with_timezone(&self.zone_tz).date_naive();
+            let date = local_of(t, self.zone, self.floating).date();
             if self.excluded_dates.contains(&date) {
                 return true;
             }

@@ -337,10 +337,13 @@ impl Rule {
 }
 
 /// Iterates a bare `RRULE` from a wall-clock start, for `VTIMEZONE` observances
-/// (whose `UNTIL` we apply loosely: callers stop at their own horizon).
+/// (whose `UNTIL` we apply loosely: callers stop at their own horizon),
+/// starting no later than `from` (re-anchored there: an Exchange observance
+/// that starts in 1601 or 0001 does not walk the centuries before it).
 pub(crate) fn naive_rule_iter(
     value: &str,
     dtstart: NaiveDateTime,
+    from: NaiveDateTime,
 ) -> Result<impl Iterator<Item = NaiveDateTime>, String> {
     let rule = Rule::parse(value, dtstart, |u| {
         crate::ics::values::date_time(u)
@@ -352,7 +355,7 @@ pub(crate) fn naive_rule_iter(
     })?;
     let until = rule.until;
     Ok(rule
-        .iter_from(dtstart, dtstart)
+        .iter_from(dtstart, from.max(dtstart))
         .take_while(move |t| match until {
             Some(Until::Local(u)) => *t <= u,
             Some(Until::Instant(u)) => t.and_utc() <= u,

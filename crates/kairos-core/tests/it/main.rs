@@ -1,9 +1,13 @@
 //! Integration tests of the calendar core, one binary (see STYLE.md).
 
 mod corpus;
+mod corpus_real;
 mod dst;
 mod interop;
+mod lenient;
+mod lenient_text;
 mod props;
 mod rfc_examples;
 mod support;
 mod upcoming;
+mod zone_law;

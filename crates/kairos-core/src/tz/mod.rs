@@ -7,6 +7,8 @@
 //! prefixes) via `calcard`'s table. A `TZID` that none of these resolve is an
 //! error, never a silent fallback to some default zone.
 
+mod custom;
+
 use std::collections::HashMap;
 use std::str::FromStr;
 
@@ -16,6 +18,9 @@ use chrono_tz::Tz;
 use crate::error::Error;
 use crate::ics::lexer::Component;
 use crate::ics::values;
+use crate::ics::{At, Sink};
+use crate::model::Zone;
+pub use custom::{CustomTz, MAX_CUSTOM_ZONES};
 
 /// The first and last years over which a `VTIMEZONE`'s rules are compared with
 /// IANA data: recent enough that the block's (usually current-rules-only)
@@ -48,29 +53,80 @@ pub fn resolve_blocks(blocks: &[&Component]) -> Result<HashMap<String, Tz>, Erro
         let tzid = block
             .prop("TZID")
             .ok_or_else(|| Error::syntax(block.line, "VTIMEZONE has no TZID"))?;
-        let name = tzid.value.trim();
-        if let Ok(tz) = Tz::from_str(name) {
-            out.insert(name.to_owned(), tz);
-            continue;
+        if let Zone::Tz(tz) = resolve_block(block, &mut Sink::strict())? {
+            out.insert(tzid.value.trim().to_owned(), tz);
         }
-        let tz = match_rules(block)?.or_else(|| by_name(name)).ok_or_else(|| {
-            Error::property(
-                tzid.line,
-                "TZID",
-                format!("time zone {name:?} is not an IANA name, and its VTIMEZONE rules match no IANA zone"),
-            )
-        })?;
-        out.insert(name.to_owned(), tz);
     }
     Ok(out)
 }
 
-/// A `STANDARD`/`DAYLIGHT` onset: from this instant on, `offset` seconds east of UTC.
-fn onsets(block: &Component) -> Result<Vec<(DateTime<Utc>, i32)>, Error> {
+/// The zone a `VTIMEZONE` block defines: its name when that is an IANA name;
+/// else the IANA zone its `STANDARD`/`DAYLIGHT` rules match; else (lenient)
+/// its own rules as written, the file's definition being the law (RFC 5545
+/// §3.6.5), or (strict, as always) the zone its name suggests (Windows names).
+///
+/// # Errors
+/// A block without `TZID`, malformed observances; strict: rules that match no
+/// IANA zone and a name that suggests none.
+pub(crate) fn resolve_block(block: &Component, sink: &mut Sink) -> Result<Zone, Error> {
+    let tzid = block
+        .prop("TZID")
+        .ok_or_else(|| Error::syntax(block.line, "VTIMEZONE has no TZID"))?;
+    let name = tzid.value.trim();
+    if let Ok(tz) = Tz::from_str(name) {
+        return Ok(Zone::Tz(tz));
+    }
+    if let Some(tz) = match_rules(block)? {
+        return Ok(Zone::Tz(tz));
+    }
+    let unmatched = || {
+        Error::property(
+            tzid.line,
+            "TZID",
+            format!(
+                "time zone {name:?} is not an IANA name, and its VTIMEZONE rules match no IANA zone"
+            ),
+        )
+    };
+    if sink.is_strict() {
+        return by_name(name).map(Zone::Tz).ok_or_else(unmatched);
+    }
+    let at = At::new("VTIMEZONE", None);
+    match CustomTz::from_block(block, name)? {
+        Some(c) => {
+            sink.note(
+                tzid.line,
+                at,
+                || format!("time zone {name:?} is not an IANA name, and its VTIMEZONE rules match no IANA zone"),
+                "its own rules are used",
+            );
+            Ok(Zone::Custom(c))
+        }
+        None => {
+            let action = match by_name(name) {
+                Some(tz) => format!("its name read as {}", tz.name()),
+                None => "times in it read as floating time".to_owned(),
+            };
+            sink.repair(unmatched(), at, &action)?;
+            Ok(by_name(name).map_or(Zone::Floating, Zone::Tz))
+        }
+    }
+}
+
+/// A `STANDARD`/`DAYLIGHT` onset: at this instant the offset changes from
+/// `.1` to `.2` seconds east of UTC.
+pub(crate) type Onset = (DateTime<Utc>, i32, i32);
+
+/// Every onset a block defines from the start of year `years.0` (and each
+/// observance's own `DTSTART`) until the end of `years.1`, sorted.
+pub(crate) fn onsets(block: &Component, years: (i32, i32)) -> Result<Vec<Onset>, Error> {
     let mut out = Vec::new();
-    let end = NaiveDate::from_ymd_opt(COMPARE_YEARS.1 + 1, 1, 1)
-        .unwrap_or(NaiveDate::MAX)
-        .and_time(chrono::NaiveTime::MIN);
+    let year = |y: i32| {
+        NaiveDate::from_ymd_opt(y, 1, 1)
+            .unwrap_or(NaiveDate::MAX)
+            .and_time(chrono::NaiveTime::MIN)
+    };
+    let (begin, end) = (year(years.0), year(years.1.saturating_add(1)));
     for obs in block
         .children
         .iter()
@@ -90,10 +146,13 @@ fn onsets(block: &Component) -> Result<Vec<(DateTime<Utc>, i32)>, Error> {
             .map_err(|m| Error::property(start_p.line, "DTSTART", m))?;
         let mut locals = vec![start];
         for rule in obs.props_named("RRULE") {
-            let found = crate::recur::naive_rule_iter(&rule.value, start)
+            // Yearly rules give two onsets a year; the cap only bounds a
+            // nonsensical FREQ=SECONDLY observance.
+            let found = crate::recur::naive_rule_iter(&rule.value, start, begin)
                 .map_err(|m| Error::property(rule.line, "RRULE", m))?
+                .skip_while(|t| *t < begin)
                 .take_while(|t| *t < end)
-                .take(1000);
+                .take(5000);
             locals.extend(found);
         }
         for rd in obs.props_named("RDATE") {
@@ -105,19 +164,19 @@ fn onsets(block: &Component) -> Result<Vec<(DateTime<Utc>, i32)>, Error> {
                 );
             }
         }
-        out.extend(
-            locals
-                .into_iter()
-                .map(|l| ((l - Duration::seconds(i64::from(from))).and_utc(), to)),
-        );
+        out.extend(locals.into_iter().filter_map(|l| {
+            l.checked_sub_signed(Duration::seconds(i64::from(from)))
+                .map(|u| (u.and_utc(), from, to))
+        }));
     }
-    out.sort();
+    out.sort_unstable();
+    out.dedup_by_key(|o| o.0);
     Ok(out)
 }
 
 /// Instants at which to compare offsets: every week of the compared years, and an
 /// hour either side of every onset the block defines.
-fn samples(onsets: &[(DateTime<Utc>, i32)]) -> Vec<DateTime<Utc>> {
+fn samples(onsets: &[Onset]) -> Vec<DateTime<Utc>> {
     let (y0, y1) = COMPARE_YEARS;
     let mut t = NaiveDate::from_ymd_opt(y0, 1, 3)
         .unwrap_or(NaiveDate::MIN)
@@ -129,9 +188,9 @@ fn samples(onsets: &[(DateTime<Utc>, i32)]) -> Vec<DateTime<Utc>> {
         out.push(t);
         t += Duration::days(7);
     }
-    for (at, _) in onsets
+    for (at, ..) in onsets
         .iter()
-        .filter(|(at, _)| (y0..=y1).contains(&at.year()))
+        .filter(|(at, ..)| (y0..=y1).contains(&at.year()))
     {
         out.push(*at - Duration::hours(1));
         out.push(*at + Duration::hours(1));
@@ -139,9 +198,9 @@ fn samples(onsets: &[(DateTime<Utc>, i32)]) -> Vec<DateTime<Utc>> {
     out
 }
 
-fn offset_at(onsets: &[(DateTime<Utc>, i32)], t: DateTime<Utc>) -> Option<i32> {
-    let idx = onsets.partition_point(|(at, _)| *at <= t);
-    idx.checked_sub(1).map(|i| onsets[i].1)
+fn offset_at(onsets: &[Onset], t: DateTime<Utc>) -> Option<i32> {
+    let idx = onsets.partition_point(|(at, ..)| *at <= t);
+    idx.checked_sub(1).map(|i| onsets[i].2)
 }
 
 /// Zones preferred when a custom `VTIMEZONE` fits several IANA zones equally:
@@ -195,7 +254,7 @@ fn is_legacy(name: &str) -> bool {
 /// The IANA zone whose offsets agree with the block's rules, or `None` when the
 /// block defines no usable rules or none agrees well enough.
 fn match_rules(block: &Component) -> Result<Option<Tz>, Error> {
-    let onsets = onsets(block)?;
+    let onsets = onsets(block, (COMPARE_YEARS.0 - 1, COMPARE_YEARS.1))?;
     if onsets.is_empty() {
         return Ok(None);
     }

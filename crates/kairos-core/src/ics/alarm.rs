@@ -1,0 +1,165 @@
+//! `VALARM` → [`Alarm`]. Lenient reading skips an alarm it cannot place in
+//! time (no `TRIGGER`, no `ACTION`, a bad trigger) and keeps one whose
+//! repetitions are broken, without them: the first reminder still fires.
+
+use chrono::Datelike;
+use chrono_tz::Tz;
+
+use super::dates::{Reader, err};
+use super::import::{once, raw};
+use super::lexer::Component;
+use super::values;
+use super::warning::At;
+use crate::error::{Error, Limits};
+use crate::model::{Alarm, Related, Trigger, When};
+
+const SKIPPED: &str = "alarm skipped";
+const NO_REPEAT: &str = "its repetitions ignored";
+
+/// The alarm, or `None` when lenient reading skipped it.
+pub(crate) fn alarm(c: &Component, r: &mut Reader<'_>, uid: &str) -> Result<Option<Alarm>, Error> {
+    let at = At::new("VALARM", Some(uid));
+    let trig = match once(c, "TRIGGER", at, r)? {
+        Some(t) => t,
+        None => {
+            let e = Error::syntax(c.line, "VALARM has no TRIGGER");
+            return r.sink.repair(e, at, SKIPPED).map(|()| None);
+        }
+    };
+    let trigger = match trigger(trig, r, at) {
+        Ok(t) => t,
+        Err(e) => return r.sink.repair(e, at, SKIPPED).map(|()| None),
+    };
+    let mut a = Alarm {
+        uid: None,
+        action: "DISPLAY".into(),
+        trigger,
+        repeat: 0,
+        interval: None,
+        description: None,
+        summary: None,
+        acknowledged: None,
+        snooze_of: None,
+        extra: Vec::new(),
+    };
+    let mut saw_action = false;
+    let mut bad_repeat = false;
+    for p in &c.props {
+        match p.name.as_str() {
+            "TRIGGER" => {}
+            "ACTION" => {
+                a.action = p.value.trim().to_ascii_uppercase();
+                saw_action = true;
+            }
+            "UID" => a.uid = Some(p.value.trim().to_owned()),
+            "DESCRIPTION" => a.description = Some(values::text(&p.value)),
+            "SUMMARY" => a.summary = Some(values::text(&p.value)),
+            "REPEAT" => match p.value.trim().parse() {
+                Ok(n) => a.repeat = n,
+                Err(_) => {
+                    let e = err(p, format!("{:?} is not a repeat count", p.value));
+                    r.sink.repair(e, at, NO_REPEAT)?;
+                    bad_repeat = true;
+                }
+            },
+            "DURATION" => match values::duration(&p.value) {
+                Ok(d) if d.is_non_positive() => {
+                    let e = err(p, "the interval between alarm repetitions must be positive");
+                    r.sink.repair(e, at, NO_REPEAT)?;
+                    bad_repeat = true;
+                }
+                Ok(d) => a.interval = Some(d),
+                Err(m) => {
+                    r.sink.repair(err(p, m), at, NO_REPEAT)?;
+                    bad_repeat = true;
+                }
+            },
+            "ACKNOWLEDGED" => match values::utc_date_time(&p.value) {
+                Ok(t) => a.acknowledged = Some(t),
+                Err(m) => r.sink.repair(err(p, m), at, "ignored")?,
+            },
+            "RELATED-TO"
+                if p.param("RELTYPE")
+                    .is_some_and(|t| t.eq_ignore_ascii_case("SNOOZE")) =>
+            {
+                a.snooze_of = Some(p.value.trim().to_owned());
+            }
+            _ => a.extra.push(raw(p)),
+        }
+    }
+    if !saw_action {
+        let e = Error::syntax(c.line, "VALARM has no ACTION");
+        return r.sink.repair(e, at, SKIPPED).map(|()| None);
+    }
+    if bad_repeat {
+        a.repeat = 0;
+        a.interval = None;
+    }
+    match (a.repeat, a.interval) {
+        (0, _) => {}
+        (n, None) => {
+            let p = c.prop("REPEAT").unwrap_or(trig);
+            let e = err(
+                p,
+                format!("REPEAT:{n} needs a DURATION between repetitions"),
+            );
+            r.sink.repair(e, at, NO_REPEAT)?;
+            a.repeat = 0;
+        }
+        // A hard limit: an error in both modes.
+        (n, Some(_)) if n > Limits::default().max_alarm_repeat => {
+            let p = c.prop("REPEAT").unwrap_or(trig);
+            return Err(err(
+                p,
+                format!(
+                    "REPEAT:{n} is more than the limit of {}",
+                    Limits::default().max_alarm_repeat
+                ),
+            ));
+        }
+        _ => {}
+    }
+    Ok(Some(a))
+}
+
+fn trigger(
+    trig: &super::lexer::Property,
+    r: &mut Reader<'_>,
+    at: At<'_>,
+) -> Result<Trigger, Error> {
+    let absolute = trig
+        .param("VALUE")
+        .is_some_and(|v| v.eq_ignore_ascii_case("DATE-TIME"));
+    if absolute
+        || (values::duration(&trig.value).is_err() && values::date_time(&trig.value).is_ok())
+    {
+        return match r.when(trig, at)? {
+            When::Date(_) => Err(err(trig, "an absolute TRIGGER must be a DATE-TIME")),
+            // It is kept (and written back) in UTC, which a zone's offset can
+            // push outside the years 0000–9999 that DATE-TIME can write.
+            w if !(0..=9999).contains(&w.instant(Tz::UTC).year()) => Err(err(
+                trig,
+                "the TRIGGER falls outside the years 0000-9999 in UTC",
+            )),
+            w => Ok(Trigger::Absolute(w.instant(Tz::UTC))),
+        };
+    }
+    let related = match trig
+        .param("RELATED")
+        .map(str::to_ascii_uppercase)
+        .as_deref()
+    {
+        None | Some("START") => Related::Start,
+        Some("END") => Related::End,
+        Some(other) => {
+            return Err(err(
+                trig,
+                format!("RELATED={other} is neither START nor END"),
+            ));
+        }
+    };
+    Ok(Trigger::Relative {
+        offset: values::duration(&trig.value).map_err(|m| err(trig, m))?,
+        related,
+    })
+}

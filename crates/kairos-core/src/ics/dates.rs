@@ -1,0 +1,152 @@
+//! Property values that are dates, times and rules, read in their zones, and
+//! the coercions lenient reading applies when producers mix `DATE` and
+//! `DATE-TIME` within one event.
+
+use chrono::{Duration, NaiveTime};
+use chrono_tz::Tz;
+
+use super::lexer::Property;
+use super::values;
+use super::warning::{At, Sink};
+use super::zones::Zones;
+use crate::error::Error;
+use crate::model::{End, When, Zone};
+use crate::recur::{Rule, Until};
+use crate::time::resolve_local;
+
+/// What reads values: the file's zones and the warning sink.
+pub(crate) struct Reader<'a> {
+    pub zones: Zones<'a>,
+    pub sink: Sink,
+}
+
+pub(crate) fn err(p: &Property, msg: impl Into<String>) -> Error {
+    Error::property(p.line, &p.name, msg)
+}
+
+impl Reader<'_> {
+    /// One `DATE` or `DATE-TIME` value of property `p`.
+    pub(crate) fn when_value(&mut self, p: &Property, v: &str, at: At<'_>) -> Result<When, Error> {
+        let is_date = p
+            .param("VALUE")
+            .is_some_and(|t| t.eq_ignore_ascii_case("DATE"))
+            || v.trim().len() == 8;
+        if is_date {
+            return values::date(v).map(When::Date).map_err(|m| err(p, m));
+        }
+        let (local, utc) = values::date_time(v).map_err(|m| err(p, m))?;
+        let zone = if utc {
+            Zone::Utc
+        } else {
+            self.zones
+                .of(p, at, &mut self.sink)?
+                .unwrap_or(Zone::Floating)
+        };
+        Ok(When::DateTime { local, zone })
+    }
+
+    pub(crate) fn when(&mut self, p: &Property, at: At<'_>) -> Result<When, Error> {
+        self.when_value(p, &p.value, at)
+    }
+
+    /// Every value of a list property (`RDATE`, `EXDATE`); periods keep
+    /// their start. A bad value is refused (lenient: that value is skipped).
+    pub(crate) fn when_list(&mut self, p: &Property, at: At<'_>) -> Result<Vec<When>, Error> {
+        let mut out = Vec::new();
+        for v in values::split_list(&p.value) {
+            match self.when_value(p, v.split_once('/').map_or(v, |(start, _)| start), at) {
+                Ok(w) => out.push(w),
+                Err(e) => self.sink.repair(e, at, "this value ignored")?,
+            }
+        }
+        Ok(out)
+    }
+
+    /// The `start/end` and `start/duration` values of an `RDATE;VALUE=PERIOD`.
+    pub(crate) fn periods(&mut self, p: &Property, at: At<'_>) -> Result<Vec<(When, End)>, Error> {
+        let mut out = Vec::new();
+        for v in values::split_list(&p.value) {
+            let Some((start, end)) = v.split_once('/') else {
+                continue;
+            };
+            let period = self.when_value(p, start, at).and_then(|start| {
+                let end = if end.trim_start().starts_with(['P', 'p', '+', '-']) {
+                    End::For(values::duration(end).map_err(|m| err(p, m))?)
+                } else {
+                    End::At(self.when_value(p, end, at)?)
+                };
+                Ok((start, end))
+            });
+            match period {
+                Ok(period) => out.push(period),
+                // The start is kept as a plain RDATE (when it parsed).
+                Err(e) => self.sink.repair(e, at, "this period's own end ignored")?,
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// An `RRULE`/`EXRULE` of an event starting at `start`.
+pub(crate) fn rule(p: &Property, start: When) -> Result<Rule, Error> {
+    let until_of = |u: &str| -> Result<Until, String> {
+        let zone = start.zone();
+        if let Ok(d) = values::date(u) {
+            // A date UNTIL on a timed event: through the end of that day.
+            let end = if start.is_date() {
+                d.and_time(NaiveTime::MIN)
+            } else {
+                d.and_hms_opt(23, 59, 59).unwrap_or_default()
+            };
+            return Ok(Until::Local(end));
+        }
+        let (local, utc) = values::date_time(u).map_err(|m| format!("UNTIL: {m}"))?;
+        Ok(match (utc, zone) {
+            (true, Zone::Floating) | (_, Zone::Utc) if start.is_date() => Until::Local(local),
+            (true, _) => Until::Instant(local.and_utc()),
+            (false, Zone::Floating | Zone::Utc) => Until::Local(local),
+            (false, zone) => Until::Instant(resolve_local(local, zone, Tz::UTC)),
+        })
+    };
+    Rule::parse(&p.value, start.local(), until_of).map_err(|m| err(p, m))
+}
+
+/// `w` with the value type of `like` (an event's `DTSTART`), as the major
+/// clients read mixed events: a `DATE-TIME` becomes its local date (an end
+/// that is not at midnight covers its whole day); a `DATE` becomes that day
+/// at `like`'s time of day (an end: midnight) in `like`'s zone.
+pub(crate) fn coerce(w: When, like: When, is_end: bool) -> When {
+    match (like, w) {
+        (When::Date(_), When::DateTime { local, .. }) => {
+            let d = local.date();
+            When::Date(if is_end && local.time() != NaiveTime::MIN {
+                d.checked_add_signed(Duration::days(1)).unwrap_or(d)
+            } else {
+                d
+            })
+        }
+        (When::DateTime { local, zone }, When::Date(d)) => When::DateTime {
+            local: d.and_time(if is_end { NaiveTime::MIN } else { local.time() }),
+            zone,
+        },
+        _ => w,
+    }
+}
+
+/// Does `w`'s wall-clock time fall in a DST gap of its zone?
+pub(crate) fn in_gap(w: When) -> bool {
+    match w {
+        When::DateTime {
+            local,
+            zone: Zone::Tz(tz),
+        } => {
+            use chrono::TimeZone as _;
+            matches!(tz.from_local_datetime(&local), chrono::LocalResult::None)
+        }
+        When::DateTime {
+            local,
+            zone: Zone::Custom(c),
+        } => c.in_gap(local),
+        _ => false,
+    }
+}
