@@ -59,15 +59,27 @@ pub fn clock(offset_secs: i64, offset_file: Option<&Path>) -> Result<Arc<dyn Clo
     })
 }
 
-/// `kairos import`.
+/// `kairos import`: leniently by default (what cannot be read is skipped or
+/// repaired, each with a warning in the JSON it prints), or `strict`ly
+/// (all or nothing). Fails when nothing at all could be imported.
 pub fn import(
     db: &Path,
     file: &Path,
     calendar: Option<&str>,
     tz: Option<&str>,
+    strict: bool,
     clock: Arc<dyn Clock>,
 ) -> Result<()> {
-    let cal = load(file, false)?.calendar;
+    let loaded = load(file, strict)?;
+    let (cal, warnings) = (loaded.calendar, loaded.warnings);
+    if cal.events.is_empty() && !warnings.is_empty() {
+        bail!(
+            "{}: nothing could be imported ({} warnings; the first: {})",
+            file.display(),
+            warnings.len(),
+            warnings[0]
+        );
+    }
     let name = calendar
         .map(str::to_owned)
         .or_else(|| cal.name.clone())
@@ -86,7 +98,8 @@ pub fn import(
     let note = crate::sync_cmds::push_after_change(db, clock);
     println!(
         "{}",
-        json!({"calendar": name, "events": r.events, "changed": r.changed, "dropped": r.dropped, "scheduled": r.scheduled})
+        json!({"calendar": name, "events": r.events, "changed": r.changed, "dropped": r.dropped,
+            "scheduled": r.scheduled, "warning_count": warnings.len(), "warnings": warnings})
     );
     if let Some(note) = note {
         eprintln!("kairos: {note}");

@@ -57,6 +57,10 @@ enum Command {
         /// Zone for floating times (default: the system zone).
         #[arg(long)]
         tz: Option<String>,
+        /// All or nothing: refuse the file at its first problem (default:
+        /// skip or repair what is wrong, with a warning each).
+        #[arg(long)]
+        strict: bool,
     },
     /// Deletes an event (every occurrence) from the database; on a paired
     /// database from the account's other devices too.
@@ -132,9 +136,19 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let db = cli.db.clone().unwrap_or_else(engine_cmds::default_db);
     let clock = engine_cmds::clock(cli.clock_offset, cli.clock_offset_file.as_deref())?;
     match cli.command {
-        Command::Import { file, calendar, tz } => {
-            engine_cmds::import(&db, &file, calendar.as_deref(), tz.as_deref(), clock)
-        }
+        Command::Import {
+            file,
+            calendar,
+            tz,
+            strict,
+        } => engine_cmds::import(
+            &db,
+            &file,
+            calendar.as_deref(),
+            tz.as_deref(),
+            strict,
+            clock,
+        ),
         Command::Delete { uid, calendar } => engine_cmds::delete(&db, &uid, &calendar, clock),
         Command::Upcoming { limit } => engine_cmds::upcoming(&db, limit),
         Command::Daemon { sink, tz } => engine_cmds::daemon(&db, &sink, tz.as_deref(), clock),

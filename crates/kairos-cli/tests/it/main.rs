@@ -2,6 +2,7 @@
 
 mod clock_jump;
 mod daemon;
+mod import;
 mod sync;
 mod upgrade;
 

@@ -1,0 +1,53 @@
+//! `kairos import` keeps what it can: a bad event is skipped with a warning
+//! in the JSON it prints; `--strict` refuses the whole file and stores
+//! nothing.
+
+use crate::daemon::kairos;
+
+const FILE: &str = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:t\r\n\
+    BEGIN:VEVENT\r\nUID:good\r\nDTSTART:20300101T100000Z\r\nSUMMARY:kept\r\n\
+    BEGIN:VALARM\r\nACTION:DISPLAY\r\nDESCRIPTION:x\r\nTRIGGER:-PT15M\r\nEND:VALARM\r\nEND:VEVENT\r\n\
+    BEGIN:VEVENT\r\nUID:bad\r\nSUMMARY:no start\r\nEND:VEVENT\r\n\
+    END:VCALENDAR\r\n";
+
+#[test]
+fn a_bad_event_is_skipped_with_a_warning_and_strict_refuses_the_file() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let file = dir.path().join("mixed.ics");
+    std::fs::write(&file, FILE).expect("write");
+
+    let strict_db = dir.path().join("strict.db");
+    let out = kairos(&strict_db)
+        .args(["import", "--strict", "--tz", "UTC"])
+        .arg(&file)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("line 14") && err.contains("DTSTART"), "{err}");
+    let up = kairos(&strict_db)
+        .arg("upcoming")
+        .output()
+        .expect("upcoming");
+    assert!(up.stdout.is_empty(), "nothing stored under --strict");
+
+    let db = dir.path().join("lenient.db");
+    let out = kairos(&db)
+        .args(["import", "--tz", "UTC"])
+        .arg(&file)
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["events"], 1);
+    assert_eq!(v["warning_count"], 1);
+    let w = &v["warnings"][0];
+    assert_eq!(w["uid"], "bad");
+    assert_eq!(w["line"], 14);
+    assert_eq!(v["changed"], 1, "the good event is stored: {v}");
+}
