@@ -269,6 +269,9 @@ pub struct ImportSummary {
     pub changed: u32,
     /// Reminders scheduled.
     pub scheduled: u32,
+    /// What could not be read as written and was skipped or repaired, one
+    /// line each (`line 12 (VEVENT uid x): …: what was done`).
+    pub warnings: Vec<String>,
 }
 
 /// Export to an `.ics` file.

@@ -381,8 +381,18 @@ impl App {
         }
         let bytes =
             std::fs::read(&req.path).map_err(|e| ApiError::io(format!("{}: {e}", req.path)))?;
-        let cal = kairos_core::ics::parse_calendar(&bytes, &Limits::default())
+        // What cannot be read is skipped or repaired, and said (issue #11).
+        let (cal, warnings) = kairos_core::ics::parse_calendar_lenient(&bytes, &Limits::default())
             .map_err(|e| ApiError::invalid(format!("{}: {e}", req.path)))?;
+        if cal.events.is_empty() {
+            if let Some(first) = warnings.first() {
+                return Err(ApiError::invalid(format!(
+                    "{}: nothing could be imported ({} problems; the first: {first})",
+                    req.path,
+                    warnings.len()
+                )));
+            }
+        }
         let floating = self.display_tz();
         let report = kairos_engine::import::import(
             &mut self.store,
@@ -398,6 +408,7 @@ impl App {
             events: u32::try_from(report.events).unwrap_or(u32::MAX),
             changed: u32::try_from(report.changed).unwrap_or(u32::MAX),
             scheduled: u32::try_from(report.scheduled).unwrap_or(u32::MAX),
+            warnings: warnings.iter().map(ToString::to_string).collect(),
         })
     }
 

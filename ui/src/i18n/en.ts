@@ -178,6 +178,7 @@ export const en = {
   "ics.intoHint": "Pick one, or type a new name to create it.",
   "ics.import": "Import",
   "ics.imported": "Imported {events} events ({changed} new or changed, {scheduled} reminders scheduled)",
+  "ics.importedWarnings": "Imported {events} events, {warnings} warnings (skipped or repaired):",
   "ics.exportTitle": "Export calendars",
   "ics.which": "What to export",
   "ics.all": "All calendars",

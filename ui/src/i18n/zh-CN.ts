@@ -180,6 +180,7 @@ export const zhCN: Record<keyof typeof en, string> = {
   "ics.intoHint": "选择一个日历，或输入新名称来创建。",
   "ics.import": "导入",
   "ics.imported": "已导入 {events} 个日程（{changed} 个新增或更改，安排了 {scheduled} 个提醒）",
+  "ics.importedWarnings": "已导入 {events} 个日程，{warnings} 条警告（已跳过或修复）：",
   "ics.exportTitle": "导出日历",
   "ics.which": "导出内容",
   "ics.all": "全部日历",

@@ -297,7 +297,12 @@ changed: number,
 /**
  * Reminders scheduled.
  */
-scheduled: number, };
+scheduled: number, 
+/**
+ * What could not be read as written and was skipped or repaired, one
+ * line each (`line 12 (VEVENT uid x): …: what was done`).
+ */
+warnings: Array<string>, };
 
 export type ExportIcs = { 
 /**

@@ -264,14 +264,22 @@ export class FakeBackend {
     return null;
   }
 
-  private importIcs(r: ImportIcs): { calendar_id: number; events: number; changed: number; scheduled: number } {
+  private importIcs(r: ImportIcs): { calendar_id: number; events: number; changed: number; scheduled: number; warnings: string[] } {
     if (!r.calendar.trim()) throw invalid("calendar: a name of 1–200 characters is needed");
     let cal = this.calendars.find((c) => c.name === r.calendar.trim());
     if (!cal) {
       cal = { id: this.nextId++, name: r.calendar.trim(), color: "#8338ec", visible: true, default_alarms: [] };
       this.calendars.push(cal);
     }
-    return { calendar_id: cal.id, events: 3, changed: 3, scheduled: 1 };
+    // A calendar called "Messy" stands for a file with problems.
+    const warnings =
+      cal.name === "Messy"
+        ? [
+            "line 14 (VEVENT uid bad@x): VEVENT has no DTSTART: event skipped",
+            "line 30 (VALARM uid a@x): VALARM has no TRIGGER: alarm skipped",
+          ]
+        : [];
+    return { calendar_id: cal.id, events: 3, changed: 3, scheduled: 1, warnings };
   }
 
   private exportIcs(r: ExportIcs): number {

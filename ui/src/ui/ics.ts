@@ -46,8 +46,12 @@ export async function importIcs(): Promise<void> {
     api
       .import_ics({ path: path ?? "", calendar: name.value.trim() })
       .then(async (s) => {
-        close();
-        toast(t("ics.imported", { events: s.events, changed: s.changed, scheduled: s.scheduled }));
+        if (s.warnings.length === 0) {
+          close();
+          toast(t("ics.imported", { events: s.events, changed: s.changed, scheduled: s.scheduled }));
+        } else {
+          showWarnings(form, s.events, s.warnings, close);
+        }
         await loadCalendars();
         eventsChanged();
         void loadStatus().catch(() => undefined);
@@ -63,6 +67,19 @@ export async function importIcs(): Promise<void> {
   });
   showDialog(dlg);
   name.select();
+}
+
+/** Replaces the import form's body with what was imported and the list
+ * of problems the file had (each skipped or repaired), and one Close. */
+function showWarnings(form: HTMLFormElement, events: number, warnings: string[], close: () => void): void {
+  const body = form.querySelector(".dialog-body");
+  const actions = form.querySelector(".dialog-actions");
+  if (!body || !actions) return;
+  body.replaceChildren(
+    h("p", { id: "import-result", role: "status" }, t("ics.importedWarnings", { events, warnings: warnings.length })),
+    h("ul", { id: "import-warnings", class: "warnings" }, ...warnings.map((w) => h("li", {}, w))),
+  );
+  actions.replaceChildren(h("span", { class: "spacer" }), h("button", { type: "button", id: "import-done", class: "primary", onclick: close }, t("common.close")));
 }
 
 /** Asks what to export, then where, and exports. */

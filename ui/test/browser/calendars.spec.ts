@@ -73,6 +73,22 @@ test("ICS import: file dialog, then the calendar name", async () => {
   await page.close();
 });
 
+test("ICS import of a file with problems lists them: imported N events, M warnings", async () => {
+  const { page } = await open();
+  await page.click("#import-ics");
+  await page.waitForSelector("#import-dialog");
+  await page.fill("#import-calendar", "Messy");
+  await page.click("#import-go");
+  await page.waitForSelector("#import-result");
+  expect(await page.textContent("#import-result")).toBe("Imported 3 events, 2 warnings (skipped or repaired):");
+  const items = await page.$$eval("#import-warnings li", (li) => li.map((x) => x.textContent));
+  expect(items).toHaveLength(2);
+  expect(items[0]).toContain("line 14");
+  await page.click("#import-done");
+  await page.waitForSelector("#import-dialog", { state: "detached" });
+  await page.close();
+});
+
 test("ICS export: one calendar, through the save dialog", async () => {
   const { page } = await open();
   await page.click("#export-ics");

@@ -36,6 +36,14 @@ test("screenshots", async () => {
   await page.click("#settings-btn");
   await page.waitForSelector("#settings");
   await page.screenshot({ path: join(DIR, "settings.png") });
+  await page.keyboard.press("Escape");
+  await page.click("#import-ics");
+  await page.waitForSelector("#import-dialog");
+  await page.fill("#import-calendar", "Messy");
+  await page.click("#import-go");
+  await page.waitForSelector("#import-result");
+  await page.screenshot({ path: join(DIR, "import-warnings.png") });
+  await page.click("#import-done");
 
   await page.keyboard.press("Escape");
   await page.click('.cal-row[data-calendar-id="1"] .cal-edit');

@@ -126,6 +126,25 @@ fn import_then_export_keeps_events_and_reports_errors_by_line() {
         "{}",
         e.message
     );
+    // One good event beside the bad one: imported, the bad one listed.
+    std::fs::write(
+        &src,
+        "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:b\r\nDTSTART:2026030\r\nEND:VEVENT\r\n\
+        BEGIN:VEVENT\r\nUID:g\r\nDTSTART:20260302T090000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+    )
+    .expect("write");
+    let s = a
+        .import_ics(
+            &ImportIcs {
+                path: src.display().to_string(),
+                calendar: "Work".into(),
+            },
+            t("2026-03-01T00:00:00Z"),
+        )
+        .expect("the good one is imported");
+    assert_eq!(s.events, 1);
+    assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+    assert!(s.warnings[0].contains("uid b"), "{:?}", s.warnings);
     let _ = cal(&a);
 }
 
