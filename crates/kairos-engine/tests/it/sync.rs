@@ -56,6 +56,15 @@ fn apply(to: &mut Store, ops: &[Op], at: DateTime<Utc>) -> kairos_engine::sync::
     apply_remote(to, ops, None, at, Duration::hours(H), chrono_tz::UTC).expect("apply")
 }
 
+/// Devices A and B that both hold EVENT (imported on A, synced to B).
+fn shared_event(dir: &std::path::Path) -> (Store, Store) {
+    let (mut a, mut b) = (device(dir, "a"), device(dir, "b"));
+    let h = Duration::hours(H);
+    import(&mut a, "work", &cal(EVENT), now(), h, chrono_tz::UTC).expect("import");
+    apply(&mut b, &drain(&mut a), now());
+    (a, b)
+}
+
 fn pending(s: &Store) -> Vec<(String, DateTime<Utc>)> {
     s.due(DateTime::<Utc>::MAX_UTC, 100)
         .expect("due")
@@ -122,17 +131,7 @@ fn a_dismissal_that_arrives_before_the_event_still_keeps_it_quiet() {
 #[test]
 fn a_reminder_shown_here_and_dismissed_elsewhere_is_withdrawn_and_a_dismissal_is_final() {
     let dir = tempfile::tempdir().expect("tmp");
-    let (mut a, mut b) = (device(dir.path(), "a"), device(dir.path(), "b"));
-    import(
-        &mut a,
-        "work",
-        &cal(EVENT),
-        now(),
-        Duration::hours(H),
-        chrono_tz::UTC,
-    )
-    .expect("import");
-    apply(&mut b, &drain(&mut a), now());
+    let (mut a, mut b) = shared_event(dir.path());
     let key = pending(&b)[0].0.clone();
     // B showed it.
     b.transition(
@@ -166,17 +165,7 @@ fn a_reminder_shown_here_and_dismissed_elsewhere_is_withdrawn_and_a_dismissal_is
 #[test]
 fn two_devices_snoozing_at_once_end_with_one_snooze_on_both() {
     let dir = tempfile::tempdir().expect("tmp");
-    let (mut a, mut b) = (device(dir.path(), "a"), device(dir.path(), "b"));
-    import(
-        &mut a,
-        "work",
-        &cal(EVENT),
-        now(),
-        Duration::hours(H),
-        chrono_tz::UTC,
-    )
-    .expect("import");
-    apply(&mut b, &drain(&mut a), now());
+    let (mut a, mut b) = shared_event(dir.path());
     let key = pending(&a)[0].0.clone();
     let (ka, _) = snooze(&mut a, &key, Duration::minutes(5), now()).expect("a");
     let (kb, _) = snooze(

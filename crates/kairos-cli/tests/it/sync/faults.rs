@@ -1,14 +1,12 @@
 //! Kills: the server in the middle of thousands of pushes, a daemon with a
 //! full outbox. Nothing acknowledged is lost, nothing arrives twice.
 
-use super::{Device, Server, calendar, in_secs, lines};
+use super::{Device, Server, calendar, in_secs, lines, pair_of};
 
 #[test]
 fn a_server_killed_during_five_thousand_pushes_loses_nothing_and_repeats_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = Server::start(&dir.path().join("server"), "127.0.0.1:0");
-    let a = Device::join(dir.path(), "a", &server, &server.invite("alice"));
-    let b = Device::join(dir.path(), "b", &server, &a.pair());
+    let (server, a, b) = pair_of(dir.path());
     // Offline while importing, so 2 × 2,500 series wait in the outboxes.
     let addr = server.addr();
     server.kill9();
@@ -69,9 +67,7 @@ fn a_server_killed_during_five_thousand_pushes_loses_nothing_and_repeats_nothing
 #[test]
 fn a_daemon_killed_with_a_full_outbox_sends_it_after_the_restart() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = Server::start(&dir.path().join("server"), "127.0.0.1:0");
-    let a = Device::join(dir.path(), "a", &server, &server.invite("alice"));
-    let b = Device::join(dir.path(), "b", &server, &a.pair());
+    let (server, a, b) = pair_of(dir.path());
     let addr = server.addr();
     server.kill9();
     let mut ad = a.daemon();

@@ -249,6 +249,14 @@ impl Device {
     }
 }
 
+/// A server, and devices A and B of one account.
+pub fn pair_of(dir: &Path) -> (Server, Device, Device) {
+    let server = Server::start(&dir.join("server"), "127.0.0.1:0");
+    let a = Device::join(dir, "a", &server, &server.invite("alice"));
+    let b = Device::join(dir, "b", &server, &a.pair());
+    (server, a, b)
+}
+
 /// An instant `secs` from now, as iCalendar UTC.
 pub fn in_secs(secs: i64) -> String {
     let at: DateTime<Utc> = Utc::now() + chrono::Duration::seconds(secs);

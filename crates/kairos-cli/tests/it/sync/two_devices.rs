@@ -2,15 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Device, Server, calendar, in_secs, lines, next_line, until_line};
-
-/// A server, and devices A and B of one account.
-fn pair_of(dir: &std::path::Path) -> (Server, Device, Device) {
-    let server = Server::start(&dir.join("server"), "127.0.0.1:0");
-    let a = Device::join(dir, "a", &server, &server.invite("alice"));
-    let b = Device::join(dir, "b", &server, &a.pair());
-    (server, a, b)
-}
+use super::{Device, Server, calendar, in_secs, lines, next_line, pair_of, until_line};
 
 /// Waits until the device's daemon holds a live session.
 fn wait_connected(d: &Device) {
