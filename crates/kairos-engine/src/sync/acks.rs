@@ -6,7 +6,8 @@
 //! A reminder is its base instance (`KEY`) and its snoozes
 //! (`KEY~snooze@…`). Given the merged record:
 //! - dismissed: every instance that can still fire or is shown becomes
-//!   `acknowledged`;
+//!   `acknowledged` (a `snoozed` one stays: its snooze is what is
+//!   acknowledged);
 //! - snoozed until T: the base becomes `snoozed`, the snooze instance
 //!   `KEY~snooze@T` exists (pending unless it fired already), and every
 //!   other snooze of the reminder is acknowledged (the latest snooze won);
@@ -37,6 +38,16 @@ pub fn base_key(key: &str) -> &str {
     key.find("~snooze@").map_or(key, |i| &key[..i])
 }
 
+/// Instances a dismissal acknowledges: those that can still fire or are
+/// shown (what [`DISMISSABLE`] names, but `snoozed`).
+const OPEN: [State; 5] = [
+    State::Pending,
+    State::Firing,
+    State::Delivered,
+    State::Failed,
+    State::Missed,
+];
+
 /// Shown to the person here: what a channel may have to take back.
 fn shown(s: State) -> bool {
     matches!(s, State::Delivered | State::Missed | State::Firing)
@@ -62,7 +73,9 @@ pub fn enforce(
         Effective::Dismissed => {
             for i in &instances {
                 let reason = format!("dismissed by {by}");
-                if tx.transition(&i.key, &DISMISSABLE, State::Acknowledged, &reason, now)?
+                // A `snoozed` instance stays so: its snooze carries the
+                // reminder, and is what gets acknowledged.
+                if tx.transition(&i.key, &OPEN, State::Acknowledged, &reason, now)?
                     && shown(i.state)
                 {
                     out.push(withdrawal(i, by, WithdrawReason::Dismissed));

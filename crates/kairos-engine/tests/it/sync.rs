@@ -252,3 +252,15 @@ fn concurrent_edits_converge_the_loser_is_logged_and_a_based_edit_is_no_conflict
         .count();
     assert_eq!(notes, 1);
 }
+
+#[test]
+fn dismissing_a_snooze_acknowledges_the_snooze_and_leaves_the_original_snoozed() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let (mut a, _b) = shared_event(dir.path());
+    let key = pending(&a)[0].0.clone();
+    let (snoozed, _) = snooze(&mut a, &key, Duration::minutes(5), now()).expect("snooze");
+    dismiss(&mut a, &snoozed, now()).expect("dismiss");
+    let state = |k: &str| a.get(k).expect("get").expect("row").state;
+    assert_eq!(state(&key), State::Snoozed);
+    assert_eq!(state(&snoozed), State::Acknowledged);
+}
