@@ -384,14 +384,14 @@ impl App {
         // What cannot be read is skipped or repaired, and said (issue #11).
         let (cal, warnings) = kairos_core::ics::parse_calendar_lenient(&bytes, &Limits::default())
             .map_err(|e| ApiError::invalid(format!("{}: {e}", req.path)))?;
-        if cal.events.is_empty() {
-            if let Some(first) = warnings.first() {
-                return Err(ApiError::invalid(format!(
-                    "{}: nothing could be imported ({} problems; the first: {first})",
-                    req.path,
-                    warnings.len()
-                )));
-            }
+        if cal.events.is_empty()
+            && let Some(first) = warnings.first()
+        {
+            return Err(ApiError::invalid(format!(
+                "{}: nothing could be imported ({} problems; the first: {first})",
+                req.path,
+                warnings.len()
+            )));
         }
         let floating = self.display_tz();
         let report = kairos_engine::import::import(
