@@ -2,8 +2,10 @@
 
     python tests/differential/run.py [--seed 1] [--count 300] [--only case-0007,case-0042]
 
-Generates cases with gen.py into target/differential/cases, runs `$KAIROS_BIN occurrences`
-and `$KAIROS_BIN alarms` on each (default binary: target/debug/kairos) and the reference,
+Generates cases with gen.py into target/differential/cases, runs `$KAIROS_BIN occurrences
+--strict` and `$KAIROS_BIN alarms --strict` on each (default binary: target/debug/kairos)
+and the reference (strict: what RFC 5545 says, and the malformed-file contract; the
+repairs of lenient reading, the default since issue #11, have their own corpus tests),
 compares element by element (instants as instants, printed UTC offsets, all-day as dates;
 both sides sorted the same way), also checks the malformed-file contract, prints a
 divergence report per case and ends with `differential: N passed, M failed`, where M counts
@@ -132,8 +134,8 @@ def compare(ref, got, cmd, tz):
 
 def run_kairos(binary, cmd, path, a):
     try:
-        p = subprocess.run([binary, cmd, str(path), "--from", a.t1, "--to", a.t2, "--tz", a.tz],
-                           capture_output=True, text=True, timeout=120)
+        p = subprocess.run([binary, cmd, str(path), "--strict", "--from", a.t1, "--to", a.t2,
+                            "--tz", a.tz], capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:
         return None, "timeout after 120 s"
     if p.returncode != 0:
@@ -175,8 +177,8 @@ def check_malformed(binary, name, text, out, a):
     path.write_text(text)
     divs = []
     for cmd in ("occurrences", "alarms"):
-        p = subprocess.run([binary, cmd, str(path), "--from", a.t1, "--to", a.t2, "--tz", a.tz],
-                           capture_output=True, text=True, timeout=60)
+        p = subprocess.run([binary, cmd, str(path), "--strict", "--from", a.t1, "--to", a.t2,
+                            "--tz", a.tz], capture_output=True, text=True, timeout=60)
         lines = p.stderr.strip("\n").split("\n") if p.stderr.strip() else []
         if p.returncode == 0 or p.stdout or len(lines) != 1:
             divs.append({"cmd": cmd, "kind": "contract", "uid": None, "known": None,
