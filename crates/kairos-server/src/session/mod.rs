@@ -143,15 +143,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
         // Subscribed to the account's events since before hello: a
         // revocation committed after the upgrade's check but before that
         // subscription would otherwise go unnoticed.
-        if !self
-            .ctx
-            .store
-            .is_live(&self.auth.device)
-            .await
-            .map_err(|e| End::internal(&e))?
-        {
-            return Err(End::close(Close::Revoked, "device revoked"));
-        }
+        self.ensure_live().await?;
         self.ctx.store.touch(&self.auth.device);
         let log = self
             .ctx
@@ -172,6 +164,23 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
         self.sent = if snapshot { 0 } else { cursor };
         self.catch_up(log.head, false).await?;
         self.send(&ServerMsg::CaughtUp { head: self.sent }).await
+    }
+
+    /// Closes with 4401 unless the session's device is still live (not
+    /// revoked since the upgrade's check). (`&mut`: a shared borrow held
+    /// across the await would need the session to be `Sync`.)
+    async fn ensure_live(&mut self) -> Result<(), End> {
+        let live = self
+            .ctx
+            .store
+            .is_live(&self.auth.device)
+            .await
+            .map_err(|e| End::internal(&e))?;
+        if live {
+            Ok(())
+        } else {
+            Err(End::close(Close::Revoked, "device revoked"))
+        }
     }
 
     /// Sends every op after `sent`, in batches; with `skip_own` (catching
@@ -263,15 +272,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
             Ok(ev) => ev,
             Err(broadcast::error::RecvError::Lagged(n)) => {
                 tracing::debug!(device = %self.auth.device, missed = n, "live channel lagged; catching up");
-                if !self
-                    .ctx
-                    .store
-                    .is_live(&self.auth.device)
-                    .await
-                    .map_err(|e| End::internal(&e))?
-                {
-                    return Err(End::close(Close::Revoked, "device revoked"));
-                }
+                self.ensure_live().await?;
                 let head = self
                     .ctx
                     .store
