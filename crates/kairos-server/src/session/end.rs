@@ -4,6 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures_util::stream::FusedStream;
 use futures_util::{SinkExt, StreamExt};
 use kairos_proto::{Close, ServerMsg, close_reason, encode};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
@@ -98,12 +99,18 @@ pub(crate) async fn finish<S: AsyncRead + AsyncWrite + Unpin>(
     // so the kernel does not reset the connection over unread data and lose
     // our close frame. After a read error (an oversized frame: the rest of
     // it is still coming) tungstenite reads no more: drain the raw stream.
+    // The error may have been returned before we got here (the session's
+    // own read saw it), and then the stream is already fused and would say
+    // `None` at once: that is not the device's close.
+    let failed_before = ws.is_terminated();
     let _ = timeout(CLOSE_GRACE, async {
-        loop {
-            match ws.next().await {
-                Some(Ok(_)) => {}
-                None => return,
-                Some(Err(_)) => break,
+        if !failed_before {
+            loop {
+                match ws.next().await {
+                    Some(Ok(_)) => {}
+                    None => return,
+                    Some(Err(_)) => break,
+                }
             }
         }
         let mut buf = vec![0u8; 16 * 1024];

@@ -5,6 +5,8 @@ use std::time::{Duration, Instant};
 
 use futures_util::SinkExt;
 use kairos_proto::{ClientMsg, ServerMsg};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::time::timeout;
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::support::{Maker, Server};
@@ -36,6 +38,37 @@ async fn a_frame_over_one_mib_is_closed_with_1009() {
     );
     b.send_raw(big).await;
     assert_eq!(b.closed().await.0, 1009);
+    still_works(&mut a, &mut m).await;
+}
+
+/// The server closes on an oversized frame's header, while the device is
+/// still sending the frame. It must keep reading (and dropping) the rest:
+/// a socket closed over unread data is reset by the kernel, and a reset
+/// device may lose the close frame that says why.
+#[tokio::test]
+async fn the_rest_of_an_oversized_frame_is_read_not_reset() {
+    let (server, mut a, mut m, b_token) = setup(&[]).await;
+    let mut b = server.connect(&b_token).await;
+    b.hello(0).await;
+    // A masked text frame announcing 2 MiB, written by hand in two parts.
+    let len: u64 = 2 << 20;
+    let mut head = vec![0x81, 0x80 | 127];
+    head.extend_from_slice(&len.to_be_bytes());
+    head.extend_from_slice(&[1, 2, 3, 4]);
+    head.extend(std::iter::repeat_n(b'x', 1024));
+    b.ws.get_mut().write_all(&head).await.unwrap();
+    assert_eq!(b.closed().await.0, 1009);
+    let rest = vec![b'x'; len as usize - 1024];
+    let raw = b.ws.get_mut();
+    raw.write_all(&rest)
+        .await
+        .expect("the rest of the frame is read");
+    raw.shutdown().await.unwrap();
+    let mut sink = Vec::new();
+    let read = timeout(crate::support::WAIT, raw.read_to_end(&mut sink))
+        .await
+        .expect("the server closes in time");
+    assert!(read.is_ok(), "a clean close, not a reset: {read:?}");
     still_works(&mut a, &mut m).await;
 }
 
