@@ -191,6 +191,7 @@ pub fn event_of(
         exdates: keep(|b| b.exdates.clone()),
         alarms,
         extra: base.map(|b| b.extra.clone()).unwrap_or_default(),
+        todo: base.and_then(|b| b.todo.clone()),
     };
     let rrule = if rid.is_some() {
         None

@@ -6,6 +6,7 @@ mod agenda;
 mod calendar_cmds;
 mod engine_cmds;
 mod sync_cmds;
+mod task_cmds;
 
 use std::process::ExitCode;
 
@@ -76,6 +77,24 @@ enum Command {
         /// How many.
         #[arg(long, default_value_t = 20)]
         limit: usize,
+    },
+    /// Open tasks (VTODO), due soonest first; undated ones last (JSON lines).
+    Tasks {
+        /// Zone for floating times (default: the system zone).
+        #[arg(long)]
+        tz: Option<String>,
+    },
+    /// Marks a task done (a recurring task: its current occurrence); its
+    /// reminders stop, here and on the account's other devices.
+    Done {
+        /// The task's UID.
+        uid: String,
+        /// Its calendar's name (needed only when several hold that UID).
+        #[arg(long)]
+        calendar: Option<String>,
+        /// Zone for floating times (default: the system zone).
+        #[arg(long)]
+        tz: Option<String>,
     },
     /// Fires reminders at their time until stopped (SIGTERM / Ctrl-C).
     Daemon {
@@ -151,6 +170,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         ),
         Command::Delete { uid, calendar } => engine_cmds::delete(&db, &uid, &calendar, clock),
         Command::Upcoming { limit } => engine_cmds::upcoming(&db, limit),
+        Command::Tasks { tz } => task_cmds::tasks(&db, tz.as_deref(), clock),
+        Command::Done { uid, calendar, tz } => {
+            task_cmds::done(&db, &uid, calendar.as_deref(), tz.as_deref(), clock)
+        }
         Command::Daemon { sink, tz } => engine_cmds::daemon(&db, &sink, tz.as_deref(), clock),
         Command::Snooze { key, duration } => engine_cmds::snooze(&db, &key, &duration, clock),
         Command::Dismiss { key, here } => engine_cmds::dismiss(&db, &key, here, clock),

@@ -212,7 +212,7 @@ pub(crate) fn series_alarms<'a>(
     if s.master
         .iter()
         .chain(s.overrides.iter())
-        .all(|e| e.alarms.is_empty())
+        .all(|e| e.alarms.is_empty() || e.is_closed_task())
     {
         // Nothing can go off: do not pay for (or fail on) expanding the series.
         return Ok(());
@@ -282,6 +282,11 @@ fn push_hits<'a>(
     wanted: impl Fn(&Alarm) -> bool,
     out: &mut Vec<AlarmHit<'a>>,
 ) {
+    // A task that is done or cancelled (this occurrence, or the whole
+    // series) rings no more.
+    if occ.event.is_closed_task() {
+        return;
+    }
     for (index, alarm) in occ
         .event
         .alarms

@@ -173,9 +173,65 @@ pub struct Event {
     pub alarms: Vec<Alarm>,
     /// Unknown properties, kept for export.
     pub extra: Vec<RawProperty>,
+    /// Set when this component is a task (`VTODO`) rather than an event.
+    pub todo: Option<Todo>,
+}
+
+/// What makes a component a task (`VTODO`, RFC 5545 §3.6.2).
+///
+/// A task's occurrences and alarms are an event's, anchored like this:
+/// - `DTSTART` and `DUE`: `start` is `DTSTART`, `end` is `End::At(DUE)`
+///   (or `End::For` from `DURATION`), so `RELATED=END` alarms are measured
+///   from the due time;
+/// - `DUE` alone: `start` is the due time and `end` is `None` (both
+///   `RELATED=START` and `RELATED=END` then mean the due time, as the major
+///   clients read it);
+/// - neither: the task is *undated*: it has no occurrences and no alarms,
+///   and `start` holds [`UNDATED`], which nothing reads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Todo {
+    /// `DTSTART` was given.
+    pub has_start: bool,
+    /// `DUE` (or `DTSTART` + `DURATION`) was given.
+    pub has_due: bool,
+    /// `COMPLETED`: when it was done.
+    pub completed: Option<DateTime<Utc>>,
+    /// `PERCENT-COMPLETE`, 0–100.
+    pub percent: Option<u8>,
+    /// `PRIORITY`, 1 (highest) – 9 (lowest); 0 or absent is undefined.
+    pub priority: Option<u8>,
+}
+
+/// The `start` of an undated task: a placeholder no query reads.
+pub const UNDATED: When = When::Date(NaiveDate::MIN);
+
+impl Todo {
+    /// Has the task neither a start nor a due time?
+    #[must_use]
+    pub fn is_undated(&self) -> bool {
+        !self.has_start && !self.has_due
+    }
 }
 
 impl Event {
+    /// Is this a task that is done or cancelled (`STATUS:COMPLETED` or
+    /// `CANCELLED`, a `COMPLETED` time, or `PERCENT-COMPLETE:100`)? Its
+    /// alarms no longer go off.
+    #[must_use]
+    pub fn is_closed_task(&self) -> bool {
+        self.todo.as_ref().is_some_and(|t| {
+            t.completed.is_some()
+                || t.percent == Some(100)
+                || matches!(self.status.as_deref(), Some("COMPLETED" | "CANCELLED"))
+        })
+    }
+
+    /// Is this an undated task (no occurrences, no alarms)?
+    #[must_use]
+    pub fn is_undated_task(&self) -> bool {
+        self.todo.as_ref().is_some_and(Todo::is_undated)
+    }
+
     /// Is this event part of a recurring series (a master with rules or dates, or
     /// an override of one occurrence)?
     #[must_use]

@@ -48,6 +48,8 @@ pub enum WithdrawReason {
     Dismissed,
     /// Snoozed: it comes back at the snooze's time.
     Snoozed,
+    /// Its task was marked done (here or on another device).
+    Done,
 }
 
 /// A reminder a channel showed that must be taken back: it was

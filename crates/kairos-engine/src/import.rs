@@ -17,6 +17,7 @@ use kairos_core::model::{Calendar, Event, When, Zone};
 use kairos_proto::Body;
 use kairos_store::{CalendarId, NewInstance, Store, StoreError, Tx};
 
+use crate::channel::Withdrawal;
 use crate::engine::EngineError;
 use crate::materialise::{CalendarLabel, Planned, fingerprint, plan};
 use crate::sync::{acks, record, series_text};
@@ -37,7 +38,8 @@ pub struct ImportReport {
     pub scheduled: usize,
 }
 
-/// One event component as stored: a `VEVENT` block of iCalendar text.
+/// One component as stored: a `VEVENT` (or a task's `VTODO`) block of
+/// iCalendar text.
 fn component_text(ev: &Event) -> String {
     let one = Calendar {
         name: None,
@@ -47,10 +49,11 @@ fn component_text(ev: &Event) -> String {
     // DTSTAMP is kept from the source when it has one; otherwise a fixed
     // stamp, so that re-importing the same file changes nothing.
     let text = kairos_core::ics::write_calendar(&one, DateTime::<Utc>::UNIX_EPOCH);
-    let start = text.find("BEGIN:VEVENT").unwrap_or(0);
+    let kind = if ev.todo.is_some() { "VTODO" } else { "VEVENT" };
+    let start = text.find(&format!("BEGIN:{kind}")).unwrap_or(0);
     let end = text
-        .rfind("END:VEVENT")
-        .map_or(text.len(), |i| i + "END:VEVENT\r\n".len());
+        .rfind(&format!("END:{kind}"))
+        .map_or(text.len(), |i| i + "END:\r\n".len() + kind.len());
     text[start..end.min(text.len())].to_owned()
 }
 
@@ -156,11 +159,22 @@ impl<'a> Target<'a> {
     }
 }
 
+/// What [`write_series`] did.
+#[derive(Debug, Default)]
+pub(crate) struct Written {
+    /// Pending instances dropped.
+    pub dropped: usize,
+    /// Instances added.
+    pub scheduled: usize,
+    /// Shown reminders of tasks now done, to be taken back.
+    pub withdrawals: Vec<Withdrawal>,
+}
+
 /// Replaces every component (master and overrides) of series `uid` with
 /// `comps` (all of that `UID`; empty deletes the series) and recomputes its
 /// pending instances, in the caller's transaction. Delivered instances
-/// whose schedule did not change keep their keys and are not sent again.
-/// Returns (dropped, scheduled).
+/// whose schedule did not change keep their keys and are not sent again;
+/// those of a task now done are acknowledged.
 ///
 /// # Errors
 /// Store failures; the core's expansion limits.
@@ -169,7 +183,7 @@ pub(crate) fn write_series(
     t: &Target<'_>,
     uid: &str,
     comps: &[Event],
-) -> Result<(usize, usize), EngineError> {
+) -> Result<Written, EngineError> {
     let planned = t.plan(&one_calendar(comps), uid)?;
     tx.delete_event(t.cal_id, uid, None)?;
     for ev in comps {
@@ -184,9 +198,14 @@ pub(crate) fn write_series(
         )?;
     }
     let uids = BTreeSet::from([uid]);
-    let done = reschedule(tx, t.cal_id, &uids, &planned, t.now)?;
+    let (dropped, scheduled) = reschedule(tx, t.cal_id, &uids, &planned, t.now)?;
+    let withdrawals = crate::tasks::settle_closed(tx, t.cal_id, comps, t.floating, t.now)?;
     tx.meta_set(MATERIALISED_UNTIL, &t.until.to_rfc3339())?;
-    Ok(done)
+    Ok(Written {
+        dropped,
+        scheduled,
+        withdrawals,
+    })
 }
 
 fn one_calendar(comps: &[Event]) -> Calendar {
@@ -274,6 +293,15 @@ pub fn import(
         let (dropped, scheduled) = reschedule(tx, cal_id, &changed_uids, &planned, now)?;
         report.dropped = dropped;
         report.scheduled = scheduled;
+        for uid in &changed_uids {
+            let comps: Vec<Event> = cal
+                .events
+                .iter()
+                .filter(|e| e.uid == *uid)
+                .cloned()
+                .collect();
+            crate::tasks::settle_closed(tx, cal_id, &comps, t.floating, now)?;
+        }
         tx.meta_set(MATERIALISED_UNTIL, &t.until.to_rfc3339())?;
         for uid in changed_uids {
             let stored = tx.series_events(cal_id, uid)?;
@@ -336,7 +364,8 @@ pub fn replace_series(
     };
     let t = Target::of(store, cal_id, label, now, horizon, floating)?;
     let (dropped, scheduled) = store.write(|tx| -> Result<_, EngineError> {
-        let done = write_series(tx, &t, uid, comps)?;
+        let w = write_series(tx, &t, uid, comps)?;
+        let done = (w.dropped, w.scheduled);
         let body = if comps.is_empty() {
             Body::SeriesDelete {
                 calendar: cal_uid.clone(),

@@ -22,4 +22,5 @@ pub mod import;
 pub mod materialise;
 pub mod policy;
 pub mod sync;
+pub mod tasks;
 pub mod wake;

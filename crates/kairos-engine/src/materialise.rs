@@ -136,6 +136,10 @@ pub fn fingerprint(ev: &Event) -> u32 {
         when(&mut s, rid);
     }
     let _ = write!(s, "|{}|{:?}", ev.this_and_future, ev.status);
+    // Tasks only, so every event keeps the fingerprint it always had.
+    if let Some(t) = &ev.todo {
+        let _ = write!(s, "|todo:{}", t.has_start);
+    }
     for a in &ev.alarms {
         alarm(&mut s, a);
     }

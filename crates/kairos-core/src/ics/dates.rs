@@ -150,3 +150,64 @@ pub(crate) fn in_gap(w: When) -> bool {
         _ => false,
     }
 }
+
+/// A `DTEND` (or a task's `DUE`) checked against `DTSTART`: the same value type (lenient:
+/// coerced to DTSTART's) and not before it (lenient: zero length).
+pub(super) fn end_of(
+    p: &Property,
+    end: crate::model::When,
+    start: crate::model::When,
+    r: &mut Reader<'_>,
+    at: At<'_>,
+) -> Result<End, Error> {
+    let mut end = end;
+    if end.is_date() != start.is_date() {
+        let e = err(
+            p,
+            format!(
+                "{} must have the same value type (DATE or DATE-TIME) as DTSTART",
+                p.name
+            ),
+        );
+        r.sink.repair(e, at, "converted to DTSTART's type")?;
+        end = coerce(end, start, true);
+    }
+    if in_gap(end) {
+        r.sink.note(
+            p.line,
+            at,
+            || format!("{}: the time falls in a daylight-saving gap", p.name),
+            "read with the offset before the gap (RFC 5545 §3.3.5)",
+        );
+    }
+    let utc = chrono_tz::Tz::UTC;
+    if end.zone() == start.zone() && end.instant(utc) < start.instant(utc) {
+        let e = err(p, format!("{} is before DTSTART", p.name));
+        r.sink.repair(e, at, "treated as zero length")?;
+        return Ok(End::At(start));
+    }
+    Ok(End::At(end))
+}
+
+/// `RDATE`/`EXDATE` values with DTSTART's value type: producers write
+/// `DATE-TIME` exceptions on all-day series (and the reverse); like the major
+/// clients, Kairos matches them by date.
+pub(super) fn matched(
+    p: &Property,
+    dates: Vec<crate::model::When>,
+    start: crate::model::When,
+    r: &mut Reader<'_>,
+    at: At<'_>,
+) -> Vec<crate::model::When> {
+    if dates.iter().all(|w| w.is_date() == start.is_date()) {
+        return dates;
+    }
+    let kind = if start.is_date() { "DATE" } else { "DATE-TIME" };
+    r.sink.note(
+        p.line,
+        at,
+        || format!("{}: value type differs from DTSTART's ({kind})", p.name),
+        "matched by date",
+    );
+    dates.into_iter().map(|w| coerce(w, start, false)).collect()
+}

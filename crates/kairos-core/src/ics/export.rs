@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 use chrono::{DateTime, Utc};
 
 use super::values::escape_text;
-use crate::model::{Alarm, Calendar, CustomTz, End, Event, Related, Trigger, When, Zone};
+use crate::model::{Alarm, Calendar, CustomTz, End, Event, Related, Todo, Trigger, When, Zone};
 use crate::time::Dur;
 
 /// RFC 5545 §3.1: lines longer than 75 octets are folded, never inside a
@@ -141,18 +141,46 @@ fn alarm(out: &mut String, a: &Alarm) {
     push_folded(out, "END:VALARM");
 }
 
+/// `DTSTART` and `DTEND`/`DURATION`, or a task's `DTSTART`/`DUE`/`DURATION`
+/// as [`Todo`] anchors them.
+fn times(out: &mut String, e: &Event) {
+    let end_name = if e.todo.is_some() { "DUE" } else { "DTEND" };
+    match &e.todo {
+        Some(t) if t.is_undated() => return,
+        Some(t) if !t.has_start => {
+            push_folded(out, &when_prop("DUE", &e.start));
+            return;
+        }
+        _ => push_folded(out, &when_prop("DTSTART", &e.start)),
+    }
+    match &e.end {
+        Some(End::At(w)) => push_folded(out, &when_prop(end_name, w)),
+        Some(End::For(d)) => push_folded(out, &format!("DURATION:{}", duration(*d))),
+        None => {}
+    }
+}
+
+/// `COMPLETED`, `PERCENT-COMPLETE`, `PRIORITY`.
+fn progress(out: &mut String, t: &Todo) {
+    if let Some(c) = t.completed {
+        push_folded(out, &format!("COMPLETED:{}", utc(c)));
+    }
+    if let Some(p) = t.percent {
+        push_folded(out, &format!("PERCENT-COMPLETE:{p}"));
+    }
+    if let Some(p) = t.priority {
+        push_folded(out, &format!("PRIORITY:{p}"));
+    }
+}
+
 fn event(out: &mut String, e: &Event, stamp: DateTime<Utc>) {
-    push_folded(out, "BEGIN:VEVENT");
+    let kind = if e.todo.is_some() { "VTODO" } else { "VEVENT" };
+    push_folded(out, &format!("BEGIN:{kind}"));
     push_folded(out, &format!("UID:{}", e.uid));
     if !e.extra.iter().any(|x| x.line.starts_with("DTSTAMP")) {
         push_folded(out, &format!("DTSTAMP:{}", utc(stamp)));
     }
-    push_folded(out, &when_prop("DTSTART", &e.start));
-    match &e.end {
-        Some(End::At(w)) => push_folded(out, &when_prop("DTEND", w)),
-        Some(End::For(d)) => push_folded(out, &format!("DURATION:{}", duration(*d))),
-        None => {}
-    }
+    times(out, e);
     if let Some(rid) = &e.recurrence_id {
         let p = when_prop("RECURRENCE-ID", rid);
         let p = if e.this_and_future {
@@ -194,6 +222,9 @@ fn event(out: &mut String, e: &Event, stamp: DateTime<Utc>) {
     if let Some(s) = &e.status {
         push_folded(out, &format!("STATUS:{s}"));
     }
+    if let Some(t) = &e.todo {
+        progress(out, t);
+    }
     if e.sequence != 0 {
         push_folded(out, &format!("SEQUENCE:{}", e.sequence));
     }
@@ -203,7 +234,7 @@ fn event(out: &mut String, e: &Event, stamp: DateTime<Utc>) {
     for a in &e.alarms {
         alarm(out, a);
     }
-    push_folded(out, "END:VEVENT");
+    push_folded(out, &format!("END:{kind}"));
 }
 
 /// Writes `cal` as one `VCALENDAR`. `stamp` fills `DTSTAMP` where the event

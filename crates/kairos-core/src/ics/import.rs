@@ -7,14 +7,15 @@
 //! has always given.
 
 use super::alarm::alarm;
-use super::dates::{Reader, coerce, err, in_gap, rule};
+use super::dates::{Reader, end_of, err, matched, rule};
 use super::lexer::{self, Component, Property};
 use super::series::{Item, settle};
+use super::todo;
 use super::values;
 use super::warning::{At, Sink, Warning};
 use super::zones::Zones;
 use crate::error::{Error, Limits};
-use crate::model::{Calendar, End, Event, RawProperty};
+use crate::model::{Calendar, End, Event, RawProperty, Todo};
 use crate::time::Dur;
 
 /// Reads an iCalendar stream (one or more `VCALENDAR`s, merged), refusing it
@@ -72,11 +73,11 @@ fn read(input: &[u8], limits: &Limits, mut sink: Sink) -> Result<(Calendar, Vec<
                 _ => cal.extra.push(raw(p)),
             }
         }
-        for c in vcal.children.iter().filter(|c| c.name == "VEVENT") {
+        for c in vcal.children.iter().filter(|c| is_item(c)) {
             items.extend(event(c, &mut r)?);
         }
     }
-    for c in loose.iter().filter(|c| c.name == "VEVENT") {
+    for c in loose.iter().filter(|c| is_item(c)) {
         items.extend(event(c, &mut r)?);
     }
     cal.events = settle(items, &mut r.sink);
@@ -84,6 +85,11 @@ fn read(input: &[u8], limits: &Limits, mut sink: Sink) -> Result<(Calendar, Vec<
     // In file order (they were found by pass: text, events, then copies).
     warnings.sort_by_key(|w| w.line);
     Ok((cal, warnings))
+}
+
+/// Is `c` a component Kairos reads (an event or a task)?
+fn is_item(c: &Component) -> bool {
+    c.name == "VEVENT" || c.name == "VTODO"
 }
 
 /// Rebuilds the content line of a property, for keeping it verbatim.
@@ -150,38 +156,50 @@ fn synthetic_uid(c: &Component) -> String {
     format!("kairos-nouid-{h:016x}")
 }
 
-/// One `VEVENT`, or `None` when lenient reading skipped it.
+/// One `VEVENT` or `VTODO`, or `None` when lenient reading skipped it.
 fn event(c: &Component, r: &mut Reader<'_>) -> Result<Option<Item>, Error> {
-    let uid = match once(c, "UID", At::new("VEVENT", None), r)?
+    let kind = c.name.as_str();
+    let uid = match once(c, "UID", At::new(kind, None), r)?
         .map(|p| p.value.trim())
         .filter(|u| !u.is_empty())
     {
         Some(u) => u.to_owned(),
         None => {
             let uid = synthetic_uid(c);
-            let at = At::new("VEVENT", None);
+            let at = At::new(kind, None);
             r.sink.note(
                 c.line,
                 at,
-                || "VEVENT has no UID".into(),
+                || format!("{kind} has no UID"),
                 &format!("given UID {uid} (a hash of its content)"),
             );
             uid
         }
     };
-    let at = At::new("VEVENT", Some(&uid));
-    const SKIPPED: &str = "event skipped";
-    let Some(start_p) = once(c, "DTSTART", at, r)? else {
-        let e = Error::syntax(
-            c.line,
-            "VEVENT has no DTSTART (RFC 5545 requires one for a calendar event)",
-        );
-        return r.sink.repair(e, at, SKIPPED).map(|()| None);
+    let at = At::new(kind, Some(&uid));
+    let task = kind == "VTODO";
+    let skipped = if task {
+        "task skipped"
+    } else {
+        "event skipped"
     };
-    let start = match r.when(start_p, at) {
-        Ok(s) => s,
-        Err(e) => return r.sink.repair(e, at, SKIPPED).map(|()| None),
+    let (start, todo) = if task {
+        let a = todo::anchor(c, r, at)?;
+        (a.start, Some(a.todo))
+    } else {
+        let Some(start_p) = once(c, "DTSTART", at, r)? else {
+            let e = Error::syntax(
+                c.line,
+                "VEVENT has no DTSTART (RFC 5545 requires one for a calendar event)",
+            );
+            return r.sink.repair(e, at, skipped).map(|()| None);
+        };
+        match r.when(start_p, at) {
+            Ok(s) => (s, None),
+            Err(e) => return r.sink.repair(e, at, skipped).map(|()| None),
+        }
     };
+    let undated = todo.as_ref().is_some_and(Todo::is_undated);
     let mut ev = Event {
         uid: uid.clone(),
         recurrence_id: None,
@@ -200,6 +218,7 @@ fn event(c: &Component, r: &mut Reader<'_>) -> Result<Option<Item>, Error> {
         exdates: Vec::new(),
         alarms: Vec::new(),
         extra: Vec::new(),
+        todo,
     };
     let mut stamp = (None, None);
     let mut dtend = None;
@@ -207,6 +226,20 @@ fn event(c: &Component, r: &mut Reader<'_>) -> Result<Option<Item>, Error> {
     for p in &c.props {
         match p.name.as_str() {
             "UID" | "DTSTART" => {}
+            "DUE" | "DURATION" if task => {}
+            "DTEND" if task => ev.extra.push(raw(p)),
+            "COMPLETED" | "PERCENT-COMPLETE" | "PRIORITY" if task => {
+                if let Some(t) = ev.todo.as_mut() {
+                    todo::property(p, t, r, at)?;
+                }
+            }
+            "RRULE" | "RDATE" if undated => {
+                let e = err(
+                    p,
+                    format!("{} needs a DTSTART or a DUE to repeat from", p.name),
+                );
+                r.sink.repair(e, at, "ignored: the task is undated")?;
+            }
             "SUMMARY" => ev.summary = Some(values::text(&p.value)),
             "DESCRIPTION" => ev.description = Some(values::text(&p.value)),
             "LOCATION" => ev.location = Some(values::text(&p.value)),
@@ -254,7 +287,7 @@ fn event(c: &Component, r: &mut Reader<'_>) -> Result<Option<Item>, Error> {
                         .is_some_and(|r| r.eq_ignore_ascii_case("THISANDFUTURE"));
                 }
                 // Without it, this override would pose as a second series.
-                Err(e) => return r.sink.repair(e, at, SKIPPED).map(|()| None),
+                Err(e) => return r.sink.repair(e, at, skipped).map(|()| None),
             },
             "DTSTAMP" | "LAST-MODIFIED" => {
                 let t = values::date_time(&p.value).ok().map(|(t, _)| t);
@@ -268,25 +301,10 @@ fn event(c: &Component, r: &mut Reader<'_>) -> Result<Option<Item>, Error> {
             _ => ev.extra.push(raw(p)),
         }
     }
-    ev.end = match (dtend, duration) {
-        (Some((_, end)), None) => Some(end),
-        (None, d) => d,
-        (Some((_, end)), Some(_)) => {
-            let p = c
-                .prop("DURATION")
-                .or_else(|| c.props_named("DTEND").nth(1))
-                .unwrap_or(start_p);
-            let e = err(p, "an event may have one DTEND or one DURATION, not both");
-            r.sink.repair(e, at, "DTEND used, DURATION ignored")?;
-            Some(end)
-        }
-    };
-    if let (Some(second), None) = (c.props_named("DTEND").nth(1), duration) {
-        let e = err(
-            second,
-            "an event may have one DTEND or one DURATION, not both",
-        );
-        r.sink.repair(e, at, "the first DTEND is used")?;
+    if task {
+        ev.end = todo::end(c, &mut ev, r, at)?;
+    } else {
+        ev.end = event_end(c, dtend, duration, r, at)?;
     }
     for a in c.children.iter().filter(|a| a.name == "VALARM") {
         ev.alarms.extend(alarm(a, r, &uid)?);
@@ -298,60 +316,40 @@ fn event(c: &Component, r: &mut Reader<'_>) -> Result<Option<Item>, Error> {
     }))
 }
 
-/// A `DTEND` checked against `DTSTART`: the same value type (lenient:
-/// coerced to DTSTART's) and not before it (lenient: zero length).
-fn end_of(
-    p: &Property,
-    end: crate::model::When,
-    start: crate::model::When,
+/// An event's end: `DTEND` or `DURATION` (lenient: `DTEND` wins when both
+/// are given, as Thunderbird reads it).
+fn event_end(
+    c: &Component,
+    dtend: Option<(&Property, End)>,
+    duration: Option<End>,
     r: &mut Reader<'_>,
     at: At<'_>,
-) -> Result<End, Error> {
-    let mut end = end;
-    if end.is_date() != start.is_date() {
+) -> Result<Option<End>, Error> {
+    let end = match (dtend, duration) {
+        (Some((_, end)), None) => Some(end),
+        (None, d) => d,
+        (Some((_, end)), Some(_)) => {
+            let p = c
+                .prop("DURATION")
+                .or_else(|| c.props_named("DTEND").nth(1))
+                .or_else(|| c.prop("DTSTART"));
+            let e = match p {
+                Some(p) => err(p, "an event may have one DTEND or one DURATION, not both"),
+                None => Error::syntax(
+                    c.line,
+                    "an event may have one DTEND or one DURATION, not both",
+                ),
+            };
+            r.sink.repair(e, at, "DTEND used, DURATION ignored")?;
+            Some(end)
+        }
+    };
+    if let (Some(second), None) = (c.props_named("DTEND").nth(1), duration) {
         let e = err(
-            p,
-            "DTEND must have the same value type (DATE or DATE-TIME) as DTSTART",
+            second,
+            "an event may have one DTEND or one DURATION, not both",
         );
-        r.sink.repair(e, at, "converted to DTSTART's type")?;
-        end = coerce(end, start, true);
+        r.sink.repair(e, at, "the first DTEND is used")?;
     }
-    if in_gap(end) {
-        r.sink.note(
-            p.line,
-            at,
-            || "DTEND: the time falls in a daylight-saving gap".into(),
-            "read with the offset before the gap (RFC 5545 §3.3.5)",
-        );
-    }
-    let utc = chrono_tz::Tz::UTC;
-    if end.zone() == start.zone() && end.instant(utc) < start.instant(utc) {
-        let e = err(p, "DTEND is before DTSTART");
-        r.sink.repair(e, at, "treated as zero length")?;
-        return Ok(End::At(start));
-    }
-    Ok(End::At(end))
-}
-
-/// `RDATE`/`EXDATE` values with DTSTART's value type: producers write
-/// `DATE-TIME` exceptions on all-day series (and the reverse); like the major
-/// clients, Kairos matches them by date.
-fn matched(
-    p: &Property,
-    dates: Vec<crate::model::When>,
-    start: crate::model::When,
-    r: &mut Reader<'_>,
-    at: At<'_>,
-) -> Vec<crate::model::When> {
-    if dates.iter().all(|w| w.is_date() == start.is_date()) {
-        return dates;
-    }
-    let kind = if start.is_date() { "DATE" } else { "DATE-TIME" };
-    r.sink.note(
-        p.line,
-        at,
-        || format!("{}: value type differs from DTSTART's ({kind})", p.name),
-        "matched by date",
-    );
-    dates.into_iter().map(|w| coerce(w, start, false)).collect()
+    Ok(end)
 }

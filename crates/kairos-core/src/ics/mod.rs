@@ -20,6 +20,7 @@ mod import;
 pub mod lexer;
 mod series;
 mod structure;
+mod todo;
 pub mod values;
 mod warning;
 mod zones;

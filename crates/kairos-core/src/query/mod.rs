@@ -75,17 +75,19 @@ pub(crate) struct Series<'a> {
 }
 
 /// Groups a calendar's events by UID. Overrides without a master stand alone.
+/// Undated tasks are in no series: they have no occurrences.
 pub(crate) fn series(cal: &Calendar) -> Vec<Series<'_>> {
     let mut out: Vec<Series<'_>> = Vec::new();
     let mut by_uid: HashMap<&str, usize> = HashMap::new();
-    for ev in cal.events.iter().filter(|e| e.recurrence_id.is_none()) {
+    let dated = cal.events.iter().filter(|e| !e.is_undated_task());
+    for ev in dated.clone().filter(|e| e.recurrence_id.is_none()) {
         by_uid.entry(&ev.uid).or_insert(out.len());
         out.push(Series {
             master: Some(ev),
             overrides: Vec::new(),
         });
     }
-    for ev in cal.events.iter().filter(|e| e.recurrence_id.is_some()) {
+    for ev in dated.filter(|e| e.recurrence_id.is_some()) {
         match by_uid.get(ev.uid.as_str()) {
             Some(&i) => out[i].overrides.push(ev),
             None => out.push(Series {

@@ -15,9 +15,11 @@ fn bad_x_lines_are_skipped_and_unknown_components_do_not_fail() {
          X-FINE;P=1:kept\nBEGIN:X-INNER\nX-B:2\nEND:X-INNER\nEND:VEVENT",
     );
     let (c, w) = lenient(&text);
-    assert_eq!(c.events.len(), 1);
+    // The task is read too (it used to be dropped as unknown).
+    assert_eq!(c.events.len(), 2);
+    assert!(c.events[0].is_undated_task());
     assert!(
-        c.events[0]
+        c.events[1]
             .extra
             .iter()
             .any(|x| x.line == "X-FINE;P=1:kept")

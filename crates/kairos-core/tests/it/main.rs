@@ -9,5 +9,6 @@ mod lenient_text;
 mod props;
 mod rfc_examples;
 mod support;
+mod tasks;
 mod upcoming;
 mod zone_law;

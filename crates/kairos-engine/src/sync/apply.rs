@@ -151,7 +151,7 @@ impl Ctx<'_, '_> {
                             deleted,
                             op.base.as_ref().map(ToString::to_string).as_deref(),
                         )?;
-                        self.change(body)?;
+                        out.withdrawals.extend(self.change(body)?);
                         Ok(true)
                     }
                 }
@@ -187,8 +187,9 @@ impl Ctx<'_, '_> {
         Ok(())
     }
 
-    /// The change itself, once the op won.
-    fn change(&self, body: &Body) -> Result<(), EngineError> {
+    /// The change itself, once the op won. Returns what was shown and is
+    /// taken back (reminders of a task done elsewhere).
+    fn change(&self, body: &Body) -> Result<Vec<Withdrawal>, EngineError> {
         let tx = self.tx;
         match body {
             Body::CalendarPut {
@@ -206,24 +207,29 @@ impl Ctx<'_, '_> {
             }
             Body::SeriesPut { calendar, uid, ics } => {
                 let Some(comps) = self.components(uid, ics)? else {
-                    return Ok(());
+                    return Ok(Vec::new());
                 };
-                self.write(calendar, uid, &comps)?;
+                return self.write(calendar, uid, &comps);
             }
             Body::SeriesDelete { calendar, uid } => {
                 if tx.calendar_by_uid(calendar)?.is_some() {
-                    self.write(calendar, uid, &[])?;
+                    return self.write(calendar, uid, &[]);
                 }
             }
             Body::ReminderDismiss { .. } | Body::ReminderSnooze { .. } => {}
         }
-        Ok(())
+        Ok(Vec::new())
     }
 
     /// Writes a series into calendar `cal_uid` (created under a stand-in
     /// name when its `calendar.put` has not arrived yet, unless the
     /// calendar was deleted: then only the register is kept).
-    fn write(&self, cal_uid: &str, uid: &str, comps: &[Event]) -> Result<(), EngineError> {
+    fn write(
+        &self,
+        cal_uid: &str,
+        uid: &str,
+        comps: &[Event],
+    ) -> Result<Vec<Withdrawal>, EngineError> {
         let tx = self.tx;
         let cal = match tx.calendar_by_uid(cal_uid)? {
             Some(c) => c,
@@ -232,13 +238,13 @@ impl Ctx<'_, '_> {
                     .register(&format!("calendar/{cal_uid}"))?
                     .is_some_and(|r| r.deleted);
                 if tomb || comps.is_empty() {
-                    return Ok(());
+                    return Ok(Vec::new());
                 }
                 let short: String = cal_uid.chars().take(8).collect();
                 let id = tx.ensure_calendar_uid(cal_uid, &format!("Calendar {short}"), self.now)?;
                 match tx.calendars()?.into_iter().find(|c| c.id == id) {
                     Some(c) => c,
-                    None => return Ok(()),
+                    None => return Ok(Vec::new()),
                 }
             }
         };
@@ -252,8 +258,7 @@ impl Ctx<'_, '_> {
             until: self.until,
             floating: self.floating,
         };
-        write_series(tx, &t, uid, comps)?;
-        Ok(())
+        Ok(write_series(tx, &t, uid, comps)?.withdrawals)
     }
 
     /// The op's components, read at the edge; `None` (with a note) when
