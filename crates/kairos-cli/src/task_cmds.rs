@@ -58,7 +58,7 @@ pub fn done(
     let note = crate::sync_cmds::push_after_change(db, clock);
     println!(
         "{}",
-        json!({"done": d.uid, "calendar": d.calendar, "occurrence": d.occurrence, "dropped": d.dropped})
+        json!({"done": d.uid, "calendar": d.calendar, "occurrence": d.occurrence, "dropped": d.dropped, "withdrawn": d.withdrawals.len()})
     );
     if let Some(note) = note {
         eprintln!("kairos: {note}");

@@ -357,15 +357,29 @@ pub fn replace_series(
     horizon: Duration,
     floating: Tz,
 ) -> Result<ImportReport, EngineError> {
+    replace(store, name, uid, comps, now, horizon, floating).map(|(r, _)| r)
+}
+
+/// [`replace_series`], also returning the shown reminders of a task now
+/// done, for the caller's channels to take back.
+pub(crate) fn replace(
+    store: &mut Store,
+    name: &str,
+    uid: &str,
+    comps: &[Event],
+    now: DateTime<Utc>,
+    horizon: Duration,
+    floating: Tz,
+) -> Result<(ImportReport, Vec<Withdrawal>), EngineError> {
     let (cal_id, cal_uid) = calendar_named(store, name, now)?;
     let label = CalendarLabel {
         uid: &cal_uid,
         name,
     };
     let t = Target::of(store, cal_id, label, now, horizon, floating)?;
-    let (dropped, scheduled) = store.write(|tx| -> Result<_, EngineError> {
+    let (dropped, scheduled, withdrawals) = store.write(|tx| -> Result<_, EngineError> {
         let w = write_series(tx, &t, uid, comps)?;
-        let done = (w.dropped, w.scheduled);
+        let done = (w.dropped, w.scheduled, w.withdrawals);
         let body = if comps.is_empty() {
             Body::SeriesDelete {
                 calendar: cal_uid.clone(),
@@ -382,10 +396,11 @@ pub fn replace_series(
         record(tx, body, now)?;
         Ok(done)
     })?;
-    Ok(ImportReport {
+    let report = ImportReport {
         events: comps.len(),
         changed: comps.len(),
         dropped,
         scheduled,
-    })
+    };
+    Ok((report, withdrawals))
 }

@@ -15,14 +15,14 @@ use kairos_store::{NewInstance, State, Store};
 
 /// Records what it is given; fails the first `fail` calls with `kind`.
 #[derive(Clone)]
-struct Recorder {
-    got: Arc<Mutex<Vec<Reminder>>>,
+pub(crate) struct Recorder {
+    pub(crate) got: Arc<Mutex<Vec<Reminder>>>,
     fail: Arc<AtomicUsize>,
     kind: FailureKind,
 }
 
 impl Recorder {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::failing(0, FailureKind::Retryable)
     }
     fn failing(n: usize, kind: FailureKind) -> Self {
@@ -32,7 +32,7 @@ impl Recorder {
             kind,
         }
     }
-    fn keys(&self) -> Vec<String> {
+    pub(crate) fn keys(&self) -> Vec<String> {
         self.got
             .lock()
             .expect("lock")

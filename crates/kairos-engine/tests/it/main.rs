@@ -5,4 +5,5 @@ mod channels;
 mod edits;
 mod engine;
 mod sync;
+mod tasks;
 mod wall_timer;

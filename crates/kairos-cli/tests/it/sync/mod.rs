@@ -4,6 +4,7 @@
 //! a line or a state, with a deadline.
 
 mod faults;
+mod tasks;
 mod two_devices;
 
 use std::io::{BufRead, BufReader};

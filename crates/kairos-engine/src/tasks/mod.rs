@@ -21,11 +21,14 @@ use kairos_core::Limits;
 use kairos_core::model::{Calendar, End, Event, When};
 use kairos_core::query::{Moment, Occurrence, occurrences};
 use kairos_core::time::local_of;
-use kairos_store::{CalendarId, State, Store, StoreError, Tx};
+use kairos_store::{CalendarId, State, Store, StoreError};
 
-use crate::channel::{WithdrawReason, Withdrawal};
+use crate::channel::Withdrawal;
+
+mod settle;
 use crate::engine::EngineError;
-use crate::import::replace_series;
+use crate::import::replace;
+pub(crate) use settle::settle_closed;
 
 /// How far back the current occurrence of a recurring task is looked for.
 pub const LOOK_BACK_DAYS: i64 = 366;
@@ -65,6 +68,9 @@ pub struct Done {
     pub occurrence: Option<String>,
     /// Pending reminders dropped.
     pub dropped: usize,
+    /// Reminders of it that were showing (or firing), now acknowledged:
+    /// for the caller's channels to take back.
+    pub withdrawals: Vec<Withdrawal>,
 }
 
 /// Errors of [`done`].
@@ -340,69 +346,26 @@ pub fn done(
             mark(e);
         }
     }
-    let report = replace_series(store, &name, uid, &series.events, now, horizon, floating)?;
+    let before = pending_of(store, &name, uid)?;
+    let (_, withdrawals) = replace(store, &name, uid, &series.events, now, horizon, floating)?;
     Ok(Done {
+        dropped: before.saturating_sub(pending_of(store, &name, uid)?),
         calendar: name,
         uid: uid.to_owned(),
         occurrence,
-        dropped: report.dropped,
+        withdrawals,
     })
 }
 
-/// Instances that can still fire or are shown.
-const OPEN: [State; 5] = [
-    State::Pending,
-    State::Firing,
-    State::Delivered,
-    State::Failed,
-    State::Missed,
-];
-
-/// After series `comps` (all of one UID) were written to `cal_id`: the
-/// instances of its done occurrences (all of them when the task as a whole
-/// is done) that can still fire or are shown are acknowledged. Returns the
-/// shown ones, to be taken back.
-///
-/// # Errors
-/// Store failures.
-pub(crate) fn settle_closed(
-    tx: &Tx<'_>,
-    cal_id: CalendarId,
-    comps: &[Event],
-    floating: Tz,
-    now: DateTime<Utc>,
-) -> Result<Vec<Withdrawal>, StoreError> {
-    let Some(uid) = comps.first().map(|e| e.uid.as_str()) else {
-        return Ok(Vec::new());
-    };
-    let whole = comps
-        .iter()
-        .any(|e| e.recurrence_id.is_none() && e.is_closed_task());
-    let closed: Vec<String> = comps
-        .iter()
-        .filter(|e| e.is_closed_task())
-        .filter_map(|e| e.recurrence_id)
-        .map(|rid| match rid {
-            When::Date(d) => d.format("%Y-%m-%d").to_string(),
-            w => w.instant(floating).format("%Y-%m-%dT%H:%M:%SZ").to_string(),
-        })
-        .collect();
-    if !whole && closed.is_empty() {
-        return Ok(Vec::new());
+/// How many reminders of task `uid` in calendar `name` are pending.
+fn pending_of(store: &Store, name: &str, uid: &str) -> Result<usize, StoreError> {
+    let mut n = 0;
+    for c in store.calendars()?.into_iter().filter(|c| c.name == name) {
+        n += store
+            .instances_of_event(c.id, uid)?
+            .iter()
+            .filter(|i| i.state == State::Pending)
+            .count();
     }
-    let mut out = Vec::new();
-    for i in tx.instances_of_event(cal_id, uid)? {
-        if !(whole || closed.contains(&i.occurrence)) {
-            continue;
-        }
-        let shown = matches!(i.state, State::Delivered | State::Missed | State::Firing);
-        if tx.transition(&i.key, &OPEN, State::Acknowledged, "task done", now)? && shown {
-            out.push(Withdrawal {
-                key: i.key.clone(),
-                by: "task done".into(),
-                reason: WithdrawReason::Done,
-            });
-        }
-    }
-    Ok(out)
+    Ok(n)
 }
