@@ -8,7 +8,7 @@ use std::sync::Arc;
 use kairos_app::api::{
     ApiError, AppStatus, CalendarInfo, CalendarInput, DeleteEvent, EventDetail, EventDraft,
     EventRef, ExportIcs, ImportIcs, ImportSummary, MoveEvent, Occurrences, Pause, RangeQuery,
-    SaveEvent, Settings, ShownReminder, SnoozeRequest, events,
+    SaveEvent, Settings, ShownReminder, SnoozeRequest, TaskItem, events,
 };
 use tauri::{Emitter, State};
 use tauri_plugin_autostart::ManagerExt;
@@ -147,6 +147,19 @@ pub async fn time_zones(s: S<'_>) -> R<Vec<String>> {
     s.call(|a, _| a.time_zones()).await
 }
 
+#[tauri::command(rename_all = "snake_case")]
+pub async fn list_tasks(s: S<'_>) -> R<Vec<TaskItem>> {
+    s.call(|a, now| a.list_tasks(now)).await
+}
+
+/// Ticks a task off; a notification of it on screen is closed.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn complete_task(s: S<'_>, event: EventRef) -> R<()> {
+    s.call(move |a, now| a.complete_task(&event, now)).await?;
+    s.reminders_changed();
+    Ok(())
+}
+
 /// The UI registered its event listeners: what the shell wanted shown
 /// while it loaded (the reminder panel, an event) comes now.
 #[tauri::command(rename_all = "snake_case")]
@@ -181,6 +194,8 @@ macro_rules! handler {
             commands::dismiss_all,
             commands::pause_reminders,
             commands::time_zones,
+            commands::list_tasks,
+            commands::complete_task,
             commands::ui_ready,
         ]
     };

@@ -78,6 +78,8 @@ pub fn typescript() -> String {
         NotifierState::decl(&cfg),
         AppStatus::decl(&cfg),
         Pause::decl(&cfg),
+        TaskMark::decl(&cfg),
+        TaskItem::decl(&cfg),
     ];
     for d in decls {
         out.push_str("export ");

@@ -7,7 +7,7 @@
 //! is exactly what a later read will see, and a bad `RRULE` is refused with
 //! the importer's message naming the property.
 
-use chrono::{Duration, NaiveDateTime};
+use chrono::{DateTime, Duration, NaiveDateTime, Utc};
 use chrono_tz::Tz;
 use kairos_core::Limits;
 use kairos_core::model::{Calendar, End, Event, When, Zone};
@@ -19,6 +19,7 @@ use crate::convert::{
     zone,
 };
 use crate::error::ApiResult;
+use crate::task_edit;
 
 /// Longest title and location, in characters.
 pub const MAX_TITLE: usize = 1_000;
@@ -47,7 +48,7 @@ pub fn normalise(ev: &Event, rrule: Option<&str>) -> ApiResult<Event> {
             )));
         }
     }
-    if let Some(at) = text.find("END:VEVENT") {
+    if let Some(at) = text.find("END:VEVENT").or_else(|| text.find("END:VTODO")) {
         let lines: String = rules.iter().map(|r| format!("RRULE:{r}\r\n")).collect();
         text.insert_str(at, &lines);
     }
@@ -85,7 +86,21 @@ pub fn draft_of(ev: &Event, at: Option<When>, rrule: Option<String>, display: Tz
     let tz = event_zone(ev, display);
     let (s, e) = span(ev, display);
     let start = at.map_or(s, |w| w.local());
-    let end = start + (e - s);
+    let mut end = start + (e - s);
+    let task = task_edit::mark_of(ev);
+    // A task's form shows its due time where an event's shows its start.
+    let start = if task.is_some() {
+        let due = start + (task_edit::due_of(ev).local() - ev.start.local());
+        end = due
+            + if ev.start.is_date() {
+                Duration::days(1)
+            } else {
+                Duration::zero()
+            };
+        due
+    } else {
+        start
+    };
     let all_day = ev.start.is_date();
     EventDraft {
         calendar_id: 0,
@@ -106,11 +121,25 @@ pub fn draft_of(ev: &Event, at: Option<When>, rrule: Option<String>, display: Tz
         notes: ev.description.clone().unwrap_or_default(),
         rrule,
         alarms: ev.alarms.iter().map(|a| spec_of(a, tz)).collect(),
+        task,
     }
 }
 
 /// Start and (exclusive) end of a draft, validated.
 pub fn draft_span(d: &EventDraft) -> ApiResult<(When, When)> {
+    if d.task.is_some() {
+        // A task: `start` is the due time; `end` is not read.
+        let due = if d.all_day {
+            When::Date(date(&d.start, "due")?)
+        } else {
+            let tz = zone(&d.tz, "time zone")?;
+            When::DateTime {
+                local: wall(&d.start, "due")?,
+                zone: Zone::Tz(tz),
+            }
+        };
+        return Ok((due, due));
+    }
     if d.all_day {
         let s = date(&d.start, "start")?;
         let last = date(&d.end, "end")?;
@@ -140,6 +169,7 @@ pub fn event_of(
     uid: &str,
     rid: Option<When>,
     base: Option<&Event>,
+    now: DateTime<Utc>,
 ) -> ApiResult<Event> {
     if d.title.chars().count() > MAX_TITLE {
         return Err(ApiError::invalid(format!(
@@ -173,7 +203,7 @@ pub fn event_of(
         .map(|a| alarm_of(a, &d.title, tz))
         .collect::<ApiResult<Vec<_>>>()?;
     let keep = |f: fn(&Event) -> Vec<When>| base.map(f).unwrap_or_default();
-    let ev = Event {
+    let mut ev = Event {
         uid: uid.to_owned(),
         recurrence_id: rid,
         this_and_future: false,
@@ -191,8 +221,11 @@ pub fn event_of(
         exdates: keep(|b| b.exdates.clone()),
         alarms,
         extra: base.map(|b| b.extra.clone()).unwrap_or_default(),
-        todo: base.and_then(|b| b.todo.clone()),
+        todo: None,
     };
+    if let Some(mark) = &d.task {
+        task_edit::apply(&mut ev, mark, base, now);
+    }
     let rrule = if rid.is_some() {
         None
     } else {
@@ -312,5 +345,6 @@ pub fn blank(start: NaiveDateTime, all_day: bool, tz: Tz) -> EventDraft {
         notes: String::new(),
         rrule: None,
         alarms: Vec::new(),
+        task: None,
     }
 }

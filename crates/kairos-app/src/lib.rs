@@ -29,6 +29,8 @@ mod error;
 mod reminders;
 mod service;
 mod settings;
+mod task_edit;
+mod tasks;
 mod views;
 
 pub use error::ApiResult;
@@ -62,6 +64,8 @@ macro_rules! ipc_commands {
             dismiss_all() -> u32;
             pause_reminders(pause: Pause) -> AppStatus;
             time_zones() -> Vec<String>;
+            list_tasks() -> Vec<TaskItem>;
+            complete_task(event: EventRef) -> ();
             ui_ready() -> ();
         }
     };

@@ -197,7 +197,7 @@ impl App {
         let target = self.calendar(req.draft.calendar_id)?.id.0;
         let Some(r) = req.event else {
             let uid = self.new_uid(now);
-            let ev = event_of(&req.draft, &uid, None, None)?;
+            let ev = event_of(&req.draft, &uid, None, None, now)?;
             self.write_series(target, &uid, &[ev], now)?;
             return Ok(EventRef {
                 calendar_id: target,
@@ -223,7 +223,7 @@ impl App {
                     .iter()
                     .find(|c| c.recurrence_id == Some(w))
                     .unwrap_or(&master);
-                let ov = event_of(&req.draft, &r.uid, Some(w), Some(base))?;
+                let ov = event_of(&req.draft, &r.uid, Some(w), Some(base), now)?;
                 let mut out: Vec<Event> = comps
                     .iter()
                     .filter(|c| c.recurrence_id != Some(w))
@@ -236,7 +236,7 @@ impl App {
             (Scope::ThisAndFollowing, Some(w)) => {
                 let head = until_before(&comps, w, floating)?;
                 let uid = self.new_uid(now);
-                let tail = event_of(&req.draft, &uid, None, Some(&master))?;
+                let tail = event_of(&req.draft, &uid, None, Some(&master), now)?;
                 self.write_series(r.calendar_id, &r.uid, &head, now)?;
                 self.write_series(target, &uid, &[tail], now)?;
                 Ok(EventRef {
@@ -266,7 +266,7 @@ impl App {
                     draft.start = fmt_minute(start);
                     draft.end = fmt_minute(start + length);
                 }
-                let new_master = event_of(&draft, &r.uid, None, Some(&master))?;
+                let new_master = event_of(&draft, &r.uid, None, Some(&master), now)?;
                 let mut out = vec![new_master];
                 if !out[0].rrules.is_empty() {
                     out.extend(comps.iter().filter(|c| c.recurrence_id.is_some()).cloned());

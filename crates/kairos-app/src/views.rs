@@ -65,17 +65,23 @@ impl App {
                 .map_err(|e| ApiError::invalid(format!("calendar {:?}: {e}", cal.name)))?;
             for o in occ {
                 let ev = o.event;
-                let all_day = o.start.date.is_some();
-                let (start, end, day, long) = if let Some(d) = o.start.date {
-                    let last = o.end.and_then(|e| e.date).unwrap_or(d + Duration::days(1));
+                // A task shows at its due time, on its due day.
+                let (o_start, o_end) = match (&ev.todo, o.end) {
+                    (Some(_), Some(due)) => (due, None),
+                    (Some(_), None) => (o.start, None),
+                    (None, end) => (o.start, end),
+                };
+                let all_day = o_start.date.is_some();
+                let (start, end, day, long) = if let Some(d) = o_start.date {
+                    let last = o_end.and_then(|e| e.date).unwrap_or(d + Duration::days(1));
                     let last = last.max(d + Duration::days(1));
                     if last <= from.date() {
                         continue;
                     }
                     (fmt_date(d), fmt_date(last), d, true)
                 } else {
-                    let s = wall_in(o.start.instant, tz);
-                    let e = o.end.map_or(s, |e| wall_in(e.instant, tz)).max(s);
+                    let s = wall_in(o_start.instant, tz);
+                    let e = o_end.map_or(s, |e| wall_in(e.instant, tz)).max(s);
                     if e <= from && s < from {
                         continue;
                     }
@@ -107,6 +113,7 @@ impl App {
                         location: ev.location.clone(),
                         recurring: o.recurrence_id.is_some(),
                         has_alarms: !ev.alarms.is_empty(),
+                        task: crate::task_edit::mark_of(ev),
                     },
                 ));
             }

@@ -116,7 +116,11 @@ recurring: boolean,
 /**
  * Has at least one reminder.
  */
-has_alarms: boolean, };
+has_alarms: boolean, 
+/**
+ * A task (shown on its due day, at its due time), or `null`.
+ */
+task: TaskMark | null, };
 
 export type EventRef = { 
 /**
@@ -211,7 +215,12 @@ rrule: string | null,
 /**
  * Reminders, at most 20.
  */
-alarms: Array<AlarmSpec>, };
+alarms: Array<AlarmSpec>, 
+/**
+ * `null` for an event; for a task, whether it is done and its
+ * priority, and `start` is its due time (`end` is not read).
+ */
+task: TaskMark | null, };
 
 export type Scope = "all" | "this" | "this_and_following";
 
@@ -459,6 +468,43 @@ shown: number, };
 
 export type Pause = "hour" | "until_tomorrow" | "off";
 
+export type TaskMark = { 
+/**
+ * Completed (or cancelled): its reminders are stopped.
+ */
+done: boolean, 
+/**
+ * `PRIORITY` 1 (highest) – 9 (lowest), `null` for none.
+ */
+priority: number | null, };
+
+export type TaskItem = { 
+/**
+ * Names the task (for a recurring one, its current occurrence).
+ */
+event: EventRef, 
+/**
+ * Summary (`"(no title)"` when empty).
+ */
+title: string, 
+/**
+ * Due: a wall time in the display zone, a date for a date-only task,
+ * `null` for a task with no date.
+ */
+due: string | null, 
+/**
+ * `PRIORITY` 1 – 9, or `null`.
+ */
+priority: number | null, 
+/**
+ * Due before now.
+ */
+overdue: boolean, 
+/**
+ * The calendar's colour.
+ */
+color: string, };
+
 /** Events the shell emits (`listen` in `src/ipc`). */
 export const EVENTS = {
   remindersChanged: "kairos://reminders-changed",
@@ -489,6 +535,8 @@ export function makeCommands(invoke: Invoke) {
     dismiss_all: (): Promise<number> => invoke<number>("dismiss_all"),
     pause_reminders: (pause: Pause): Promise<AppStatus> => invoke<AppStatus>("pause_reminders", { pause }),
     time_zones: (): Promise<Array<string>> => invoke<Array<string>>("time_zones"),
+    list_tasks: (): Promise<Array<TaskItem>> => invoke<Array<TaskItem>>("list_tasks"),
+    complete_task: (event: EventRef): Promise<null> => invoke<null>("complete_task", { event }),
     ui_ready: (): Promise<null> => invoke<null>("ui_ready"),
   };
 }
@@ -515,5 +563,7 @@ export const COMMAND_NAMES = [
   "dismiss_all",
   "pause_reminders",
   "time_zones",
+  "list_tasks",
+  "complete_task",
   "ui_ready",
 ] as const;

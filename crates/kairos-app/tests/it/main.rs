@@ -5,6 +5,7 @@ mod drag;
 mod editing;
 mod reminders;
 mod settings;
+mod tasks;
 mod views;
 
 use std::path::PathBuf;
@@ -49,6 +50,7 @@ pub fn draft(cal: i64, title: &str, start: &str, end: &str, tz: &str) -> EventDr
             minutes: 15,
             related: Related::Start,
         }],
+        task: None,
     }
 }
 

@@ -15,7 +15,7 @@
 //! [`LOOK_BACK_DAYS`]: a daily task nobody ticked off for a week shows its
 //! oldest open day, one ticked off yesterday shows today.
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Duration, NaiveDate, Utc};
 use chrono_tz::Tz;
 use kairos_core::Limits;
 use kairos_core::model::{Calendar, End, Event, When};
@@ -46,6 +46,8 @@ pub struct TaskView {
     pub summary: Option<String>,
     /// Due time of the current occurrence; `None` for an undated task.
     pub due: Option<DateTime<Utc>>,
+    /// The due date, for a task due on a date (no time of day).
+    pub due_date: Option<NaiveDate>,
     /// For a recurring task, the current occurrence (its original start,
     /// as instance keys write it).
     pub occurrence: Option<String>,
@@ -127,10 +129,10 @@ fn occurrence_text(m: &Moment) -> String {
     }
 }
 
-/// The due instant of an occurrence: its end when it has one (`DUE`),
-/// else its start.
-fn due_of(o: &Occurrence<'_>) -> DateTime<Utc> {
-    o.end.as_ref().map_or(o.start.instant, |e| e.instant)
+/// The due moment of an occurrence: its end when it has one (`DUE`), else
+/// its start.
+fn due_of(o: &Occurrence<'_>) -> Moment {
+    o.end.unwrap_or(o.start)
 }
 
 /// The current occurrence of recurring task `uid` (see the module doc).
@@ -187,17 +189,26 @@ pub fn open_tasks(
         for master in cal.events.iter().filter(|e| e.recurrence_id.is_none()) {
             let Some(todo) = &master.todo else { continue };
             let series = one_series(&cal, &master.uid);
-            let view =
-                |due: Option<DateTime<Utc>>, occurrence: Option<String>, ev: &Event| TaskView {
+            let view = |due: Option<Moment>, occurrence: Option<String>, ev: &Event| {
+                let instant = due.map(|m| m.instant);
+                TaskView {
                     calendar: c.name.clone(),
                     uid: master.uid.clone(),
                     summary: ev.summary.clone(),
-                    due,
+                    due: instant,
+                    due_date: due.and_then(|m| m.date),
                     occurrence,
                     priority: ev.todo.as_ref().and_then(|t| t.priority),
                     percent: ev.todo.as_ref().and_then(|t| t.percent),
-                    overdue: due.is_some_and(|d| d < now),
-                };
+                    // A task due on a date is overdue from the next day.
+                    overdue: match due {
+                        Some(Moment { date: Some(d), .. }) => {
+                            d < now.with_timezone(&floating).date_naive()
+                        }
+                        _ => instant.is_some_and(|d| d < now),
+                    },
+                }
+            };
             if todo.is_undated() {
                 if !master.is_closed_task() {
                     out.push(view(None, None, master));

@@ -13,6 +13,9 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+mod tasks;
+pub use tasks::{TaskItem, TaskMark};
+
 /// An error as it crosses IPC: what kind, and a message for a person.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, thiserror::Error)]
 #[error("{message}")]
@@ -120,6 +123,8 @@ pub struct OccurrenceView {
     pub recurring: bool,
     /// Has at least one reminder.
     pub has_alarms: bool,
+    /// A task (shown on its due day, at its due time), or `null`.
+    pub task: Option<TaskMark>,
 }
 
 /// Names an event, or one occurrence of a series.
@@ -191,6 +196,9 @@ pub struct EventDraft {
     pub rrule: Option<String>,
     /// Reminders, at most 20.
     pub alarms: Vec<AlarmSpec>,
+    /// `null` for an event; for a task, whether it is done and its
+    /// priority, and `start` is its due time (`end` is not read).
+    pub task: Option<TaskMark>,
 }
 
 /// Which occurrences an edit or delete applies to.
