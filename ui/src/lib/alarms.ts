@@ -48,8 +48,13 @@ export function durationLabel(minutes: number): string {
 }
 
 /** A reminder for people: "15 minutes before start", "At start", "At Dec 3, 9:00 AM". */
-export function alarmLabel(spec: AlarmSpec, locale: string): string {
+export function alarmLabel(spec: AlarmSpec, locale: string, due = false): string {
   if (spec.kind === "at") return t("alarm.label.at", { time: formatWall(spec.at, locale) });
+  // A task's reminders count from its due time, whichever end is named.
+  if (due) {
+    if (spec.minutes === 0) return t("alarm.label.atDue");
+    return t(spec.minutes > 0 ? "alarm.label.beforeDue" : "alarm.label.afterDue", { d: durationLabel(spec.minutes) });
+  }
   if (spec.minutes === 0) return t(spec.related === "start" ? "alarm.label.atStart" : "alarm.label.atEnd");
   const key: Key =
     spec.minutes > 0

@@ -6,9 +6,9 @@
  */
 import type {
   ApiError, AppStatus, CalendarInfo, CalendarInput, DeleteEvent, EventDraft, EventRef, ExportIcs, ImportIcs,
-  MoveEvent, OccurrenceView, Occurrences, RangeQuery, SaveEvent, Settings, ShownReminder, SnoozeRequest,
+  MoveEvent, OccurrenceView, Occurrences, RangeQuery, SaveEvent, Settings, ShownReminder, SnoozeRequest, TaskItem,
 } from "../ipc/bindings";
-import { addDays, addMinutes, isLastWeekdayOfMonth, parseWall, toDateStr, toWallStr, weekdayCode } from "../lib/dates";
+import { addDays, addMinutes, isLastWeekdayOfMonth, nowWall, parseWall, toDateStr, toMinuteStr, toWallStr, weekdayCode } from "../lib/dates";
 import { capPerDay, perDayError } from "./per-day";
 import { FAKE_ZONE, seed, ZONES, type StoredEvent } from "./seed";
 
@@ -102,6 +102,8 @@ export class FakeBackend {
       case "dismiss_all": return this.dismissAll();
       case "pause_reminders": return this.pause(a("pause"));
       case "time_zones": return [...ZONES];
+      case "list_tasks": return this.listTasks();
+      case "complete_task": return this.completeTask(a("event"));
       case "ui_ready": return this.onReady?.() ?? null;
       case "plugin:dialog|open": return "/home/me/holidays.ics";
       case "plugin:dialog|save": return "/home/me/export.ics";
@@ -184,6 +186,7 @@ export class FakeBackend {
           location: d.location || null,
           recurring: d.rrule !== null,
           has_alarms: d.alarms.length > 0,
+          task: d.task ? clone(d.task) : null,
         });
       }
     }
@@ -196,7 +199,7 @@ export class FakeBackend {
     const all_day = start.length === 10;
     return {
       calendar_id, title: "", all_day, start: start.slice(0, 16), end: all_day ? start : addMinutes(start, 60),
-      tz: this.status().time_zone, location: "", notes: "", rrule: null, alarms: clone(cal.default_alarms),
+      tz: this.status().time_zone, location: "", notes: "", rrule: null, alarms: clone(cal.default_alarms), task: null,
     };
   }
 
@@ -221,8 +224,8 @@ export class FakeBackend {
   private validate(d: EventDraft): void {
     if (d.title.length > 1000) throw invalid("title: longer than 1000 characters");
     if (!parseWall(d.start)) throw invalid(`start: "${d.start}" is not a wall time YYYY-MM-DDTHH:MM`);
-    if (!parseWall(d.end)) throw invalid(`end: "${d.end}" is not a wall time YYYY-MM-DDTHH:MM`);
-    if (d.end < d.start) throw invalid(d.all_day ? "end: the last day is before the first" : "end: before the start");
+    if (!d.task && !parseWall(d.end)) throw invalid(`end: "${d.end}" is not a wall time YYYY-MM-DDTHH:MM`);
+    if (!d.task && d.end < d.start) throw invalid(d.all_day ? "end: the last day is before the first" : "end: before the start");
     if (!d.all_day && !ZONES.includes(d.tz)) throw invalid(`time zone: "${d.tz}" is not an IANA time zone (e.g. Europe/Berlin)`);
     if (d.rrule !== null && !/^FREQ=(DAILY|WEEKLY|MONTHLY|YEARLY)(;[A-Z]+=[A-Z0-9,+-]+)*$/.test(d.rrule))
       throw invalid(`recurrence: "${d.rrule}" is not an RRULE value (e.g. FREQ=WEEKLY;BYDAY=MO)`);
@@ -301,6 +304,29 @@ export class FakeBackend {
     const n = this.shown.length;
     this.shown = [];
     return n;
+  }
+
+  /** Open single tasks of visible calendars, due soonest (undated last), then by priority. */
+  private listTasks(): TaskItem[] {
+    const now = toMinuteStr(nowWall(this.status().time_zone));
+    const items: TaskItem[] = [];
+    for (const e of this.events) {
+      const cal = this.calendars.find((c) => c.id === e.draft.calendar_id);
+      const d = e.draft;
+      if (!cal?.visible || !d.task || d.task.done) continue;
+      const overdue = d.all_day ? d.start < now.slice(0, 10) : d.start < now;
+      items.push({ event: { calendar_id: cal.id, uid: e.uid, recurrence_id: null }, title: d.title || "(no title)", due: d.start, priority: d.task.priority, overdue, color: cal.color });
+    }
+    const prio = (x: TaskItem): number => x.priority ?? 10;
+    return items.sort((a, b) => (a.due ?? "~").localeCompare(b.due ?? "~") || prio(a) - prio(b));
+  }
+
+  private completeTask(ref: EventRef): null {
+    const e = this.find(ref);
+    if (!e.draft.task) throw { kind: "not_found", message: `no task with UID "${ref.uid}"` } satisfies ApiError;
+    if (e.draft.task.done) throw invalid(`task "${ref.uid}" is already done`);
+    e.draft.task.done = true;
+    return null;
   }
 
   private pause(p: string): AppStatus {

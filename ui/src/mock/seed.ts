@@ -33,7 +33,7 @@ function ev(uid: string, calendar_id: number, title: string, start: string, end:
   return {
     uid,
     exdates: [],
-    draft: { calendar_id, title, all_day, start, end, tz: FAKE_ZONE, location: "", notes: "", rrule: null, alarms: [], ...extra },
+    draft: { calendar_id, title, all_day, start, end, tz: FAKE_ZONE, location: "", notes: "", rrule: null, alarms: [], task: null, ...extra },
   };
 }
 
@@ -69,6 +69,11 @@ export function seed(now: Date = new Date(), settings: Partial<Settings> = {}): 
       ev("yoga", 2, "Yoga", `${d(-1)}T18:00`, `${d(-1)}T19:00`, { rrule: "FREQ=WEEKLY" }),
       ev("birthday", 3, "Mum's birthday", d(12), d(12), { rrule: "FREQ=YEARLY", alarms: [before(1440)] }),
       ev("planning", 1, "Quarterly planning", `${d(-6)}T10:00`, `${d(-6)}T12:00`),
+      // Tasks: `start` is the due time.
+      ev("passport", 2, "Renew passport", `${d(3)}T17:00`, `${d(3)}T17:00`, { task: { done: false, priority: 1 }, alarms: [before(1440)] }),
+      ev("rent", 2, "Pay rent", d(-2), d(-2), { task: { done: false, priority: null } }),
+      ev("slides", 1, "Send slides", `${d(-3)}T12:00`, `${d(-3)}T12:00`, { task: { done: true, priority: 5 } }),
+      ev("book", 2, "Read a book", d(5), d(5), { task: { done: false, priority: 9 } }),
     ],
     shown: [
       {

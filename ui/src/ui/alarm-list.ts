@@ -23,6 +23,8 @@ export interface AlarmListOptions {
   allowAt: boolean;
   /** The start of the event, `YYYY-MM-DDTHH:MM`, for a new "at" row. */
   startOf: () => string;
+  /** A task's: reminders count from its due time (no start/end choice). */
+  due?: boolean;
 }
 
 function rowEl(row: AlarmRow, opts: AlarmListOptions, changed: () => void): HTMLElement {
@@ -57,9 +59,10 @@ function rowEl(row: AlarmRow, opts: AlarmListOptions, changed: () => void): HTML
   const sync = (): void => {
     const isAt = kind.value === "at";
     for (const x of [minutes, unit, related]) x.hidden = isAt;
+    if (opts.due) related.hidden = true;
     at.hidden = !isAt;
     if (isAt && !at.value) at.value = opts.startOf();
-    label.textContent = alarmLabel(specOf(readRow(el)), locale());
+    label.textContent = alarmLabel(specOf(readRow(el)), locale(), opts.due);
   };
   for (const x of [kind, minutes, related, at]) x.addEventListener("input", sync);
   for (const x of [kind, minutes, related, at]) x.addEventListener("change", sync);

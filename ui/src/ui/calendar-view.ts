@@ -56,6 +56,9 @@ export function toFcEvent(o: OccurrenceView): EventInput {
     backgroundColor: o.color,
     borderColor: o.color,
     textColor: textOn(o.color),
+    // A task has a due time, not a length: it moves but does not resize.
+    durationEditable: o.task === null,
+    classNames: o.task ? ["is-task", ...(o.task.done ? ["is-done"] : [])] : [],
     extendedProps: { occ: o },
   };
 }

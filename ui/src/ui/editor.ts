@@ -14,6 +14,7 @@ import { alarmList } from "./alarm-list";
 import { dialogHeader, field, h, option, showDialog, toast } from "./dom";
 import { askScope } from "./scope";
 import { tzPicker } from "./tz-picker";
+import { priorityKey } from "./tasks";
 
 export interface EditorInput {
   /** The event edited; `null` for a new one. */
@@ -23,6 +24,14 @@ export interface EditorInput {
 }
 
 const dateOf = (s: string): string => s.slice(0, 10);
+
+/** The priority choices: RFC 5545's 1 (high), 5 (medium), 9 (low), none. */
+const PRIORITIES: [number, Key][] = [
+  [0, "task.prio.none"],
+  [1, "task.prio.high"],
+  [5, "task.prio.medium"],
+  [9, "task.prio.low"],
+];
 const weekday = (start: string): string =>
   parseWall(start)?.toLocaleDateString(locale(), { weekday: "long", timeZone: "UTC" }) ?? "";
 
@@ -97,10 +106,27 @@ export function openEditor(input: EditorInput): void {
   const repeat = h("select", { id: "ev-repeat" });
   const rrule = h("input", { id: "ev-rrule", type: "text", value: d.rrule ?? "", placeholder: t("ed.rrulePh"), spellcheck: "false", autocomplete: "off" });
   const rruleField = field(t("ed.rrule"), rrule, null, "rrule-field");
-  const alarms = alarmList(d.alarms, { id: "ev-alarms", addId: "ev-add-alarm", allowAt: true, startOf: () => (start.value.length > 10 ? start.value : `${start.value}T09:00`) });
+  const alarms = alarmList(d.alarms, { id: "ev-alarms", addId: "ev-add-alarm", allowAt: true, due: d.task !== null, startOf: () => (start.value.length > 10 ? start.value : `${start.value}T09:00`) });
   const error = h("p", { id: "ev-error", role: "alert", class: "form-error", hidden: true });
   const save = h("button", { id: "ev-save", type: "submit", class: "primary" }, t("common.save"));
   const cancel = h("button", { id: "ev-cancel", type: "button", class: "ghost", onclick: close }, t("common.cancel"));
+  // A task: `start` is its due time, there is no end; done and priority.
+  const isTask = d.task !== null;
+  const taskDone = h("input", { id: "ev-task-done", type: "checkbox", checked: d.task?.done ?? false });
+  const priority = h(
+    "select",
+    { id: "ev-priority" },
+    ...PRIORITIES.map(([v, k]) => option(String(v), t(k), k === priorityKey(d.task?.priority ?? null))),
+  );
+  // An unchanged choice keeps the exact value the task had (e.g. 3 shows as "high").
+  const priorityValue = (): number | null => {
+    const v = Number(priority.value);
+    const p0 = d.task?.priority ?? null;
+    if (v === 0) return null;
+    return priorityKey(p0) === priorityKey(v) ? p0 : v;
+  };
+  const endField = field(t("ed.end"), end);
+  endField.hidden = isTask;
   const del = input.ref ? h("button", { id: "ev-delete", type: "button", class: "danger ghost", onclick: () => void remove() }, t("common.delete")) : null;
 
   const fillRepeat = (selected: Preset): void => {
@@ -145,16 +171,18 @@ export function openEditor(input: EditorInput): void {
   repeat.addEventListener("change", syncRepeat);
   calendar.addEventListener("change", paintDot);
 
+  const heading = isTask ? t(input.ref ? "ed.editTask" : "ed.newTask") : t(input.ref ? "ed.editTitle" : "ed.newTitle");
   const form = h(
     "form",
     { class: "editor-form", novalidate: true },
-    dialogHeader(input.ref ? t("ed.editTitle") : t("ed.newTitle"), close),
+    dialogHeader(heading, close),
     h(
       "div",
       { class: "dialog-body" },
       title,
       h("div", { class: "row" }, field(t("ed.calendar"), h("div", { class: "with-dot" }, dot, calendar)), h("label", { class: "check" }, allDay, t("ed.allDay"))),
-      h("div", { class: "row" }, field(t("ed.start"), start), field(t("ed.end"), end)),
+      h("div", { class: "row" }, field(isTask ? t("ed.due") : t("ed.start"), start), endField),
+      isTask ? h("div", { class: "row" }, field(t("task.priority"), priority), h("label", { class: "check" }, taskDone, t("ed.taskDone"))) : null,
       tzField,
       h("div", { class: "row" }, field(t("ed.repeat"), repeat), rruleField),
       field(t("ed.location"), location),
@@ -164,19 +192,20 @@ export function openEditor(input: EditorInput): void {
     ),
     h("footer", { class: "dialog-actions" }, del, h("span", { class: "spacer" }), cancel, save),
   );
-  const dlg = h("dialog", { id: "editor", class: "editor", "aria-label": input.ref ? t("ed.editTitle") : t("ed.newTitle") }, form);
+  const dlg = h("dialog", { id: "editor", class: "editor", "aria-label": heading }, form);
 
   const draft = (): EventDraft => ({
     calendar_id: Number(calendar.value),
     title: title.value,
     all_day: allDay.checked,
     start: start.value,
-    end: end.value,
+    end: isTask ? start.value : end.value,
     tz: tz.input.value.trim(),
     location: location.value,
     notes: notes.value,
     rrule: ruleToSave(repeat.value as Preset, start.value, rrule.value, original),
     alarms: alarms.value(),
+    task: isTask ? { done: taskDone.checked, priority: priorityValue() } : null,
   });
 
   const showError = (e: unknown): void => {

@@ -1,7 +1,7 @@
 /**
  * The calendars sidebar: colour, visibility, event count, an edit dialog
  * (name, colour, default reminders, delete), a "new calendar" button, and
- * the ICS import/export buttons.
+ * the ICS import/export buttons; below them the tasks (`./tasks`).
  */
 import { api, type CalendarInfo } from "../ipc";
 import { explain } from "../lib/errors";
@@ -11,6 +11,7 @@ import { alarmList } from "./alarm-list";
 import { dialogHeader, field, h, showDialog, toast } from "./dom";
 import { exportIcs, importIcs } from "./ics";
 import { confirmDialog } from "./scope";
+import { tasksPanel } from "./tasks";
 
 const PALETTE = ["#3a86ff", "#2a9d8f", "#e76f51", "#8338ec", "#f4a261", "#e63946", "#06d6a0", "#6c757d"];
 
@@ -56,6 +57,7 @@ export function sidebar(): HTMLElement {
       h("button", { type: "button", id: "add-calendar", class: "icon-btn", title: t("cal.add"), "aria-label": t("cal.add"), onclick: () => editCalendar(null) }, "+"),
     ),
     list,
+    tasksPanel(),
     h(
       "div",
       { class: "sidebar-foot" },

@@ -108,6 +108,7 @@ test("create an event with a reminder through the editor: the save_event payload
           { kind: "before", minutes: -5, related: "end" },
           { kind: "at", at: `${day}T08:00` },
         ],
+        task: null,
       },
     },
   });

@@ -22,7 +22,7 @@ async function crowd(page: Page, day: string, n: number, prefix: string): Promis
         k.fake.events.push({
           uid: `${prefix}-${i}`,
           exdates: [],
-          draft: { calendar_id: 1, title: `${prefix} ${i}`, all_day: false, start: at(420 + 30 * i), end: at(450 + 30 * i), tz: "Europe/Berlin", location: "", notes: "", rrule: null, alarms: [] },
+          draft: { calendar_id: 1, title: `${prefix} ${i}`, all_day: false, start: at(420 + 30 * i), end: at(450 + 30 * i), tz: "Europe/Berlin", location: "", notes: "", rrule: null, alarms: [], task: null },
         });
       }
       await k.emit("kairos://data-changed");

@@ -30,6 +30,10 @@ test("screenshots", async () => {
   await page.click("#ev-add-alarm");
   await page.screenshot({ path: join(DIR, "editor.png") });
   await page.keyboard.press("Escape");
+  await page.click('.task-row[data-uid="passport"] .task-open');
+  await page.waitForSelector("#editor");
+  await page.screenshot({ path: join(DIR, "task-editor.png") });
+  await page.keyboard.press("Escape");
   await page.click("#reminders-btn");
   await page.waitForSelector(".reminder-row");
   await page.screenshot({ path: join(DIR, "reminders.png") });

@@ -40,6 +40,13 @@ describe("labels", () => {
     expect(alarmLabel(spec, "en-US")).toBe(label);
   });
 
+  test("a task's reminders count from its due time, whichever end they name", () => {
+    expect(alarmLabel({ kind: "before", minutes: 1440, related: "end" }, "en-US", true)).toBe("1 day before due");
+    expect(alarmLabel({ kind: "before", minutes: 60, related: "start" }, "en-US", true)).toBe("1 hour before due");
+    expect(alarmLabel({ kind: "before", minutes: 0, related: "end" }, "en-US", true)).toBe("At the due time");
+    expect(alarmLabel({ kind: "before", minutes: -30, related: "end" }, "en-US", true)).toBe("30 minutes after due");
+  });
+
   test("an absolute time shows the wall time as written", () => {
     expect(alarmLabel({ kind: "at", at: "2026-12-03T09:00" }, "en-US")).toBe("At Dec 3, 9:00 AM");
   });

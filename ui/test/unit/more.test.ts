@@ -44,6 +44,7 @@ const occ = (title: string, start: string, end: string, uid = title): Occurrence
   location: null,
   recurring: false,
   has_alarms: false,
+  task: null,
 });
 
 describe("the fake's per_day cap (same rules as the backend)", () => {
