@@ -10,12 +10,15 @@ Scenario (issue #4):
    Dismiss -> it is acknowledged in the database and does not fire again;
 3. a reminder dismissed in the in-app reminder window has its OS
    notification closed (CloseNotification);
-4. the app is SIGKILLed while a reminder is about to fall due, relaunched
+4. a task made in the task editor: its reminder fires, and ticking the
+   task off in the sidebar's tasks list acknowledges the reminder and
+   closes its notification;
+5. the app is SIGKILLed while a reminder is about to fall due, relaunched
    "later" (a test clock offset, never minutes of sleeping), and the reminder
    is delivered as missed and listed as missed in the reminder window;
-5. closing the window ends WebKit's web process but not the app, and a
+6. closing the window ends WebKit's web process but not the app, and a
    second launch makes the running app open a new window;
-6. the tray, through a fake StatusNotifierWatcher (what a panel is): its
+7. the tray, through a fake StatusNotifierWatcher (what a panel is): its
    menu, pause/resume, Open after closing the window, Quit.
 
 Time: the app's clock is shifted (KAIROS_TEST_CLOCK_OFFSET_SECS) so that a
@@ -104,6 +107,28 @@ def create_event(s, title, start_ts, minutes_before):
                                        "return !!e && e.offsetParent !== null && e.open !== false"),
                  timeout=10, message="editor closed after save (error: %s)"
                  % s.execute("const e = document.querySelector('#ev-error'); return e && e.textContent"))
+
+
+def create_task(s, title, due_ts, minutes_before):
+    s.wait_for("#add-task").click()
+    s.wait_for("#ev-task-done")
+    set_value(s, "#ev-title", title)
+    set_value(s, "#ev-start", wall(due_ts))
+    s.find("#ev-add-alarm").click()
+    s.wait_for(".alarm-row")
+    set_value(s, ".alarm-row:last-child .alarm-kind", "before")
+    set_value(s, ".alarm-row:last-child .alarm-minutes", str(minutes_before))
+    s.find("#ev-save").click()
+    s.wait_until(lambda: not s.execute("const e = document.querySelector('#editor');"
+                                       "return !!e && e.offsetParent !== null && e.open !== false"),
+                 timeout=10, message="task editor closed after save (error: %s)"
+                 % s.execute("const e = document.querySelector('#ev-error'); return e && e.textContent"))
+
+
+# The done checkbox of the listed task titled arguments[0], or null.
+TASK_BOX_JS = ("const r = [...document.querySelectorAll('#task-list .task-row')]"
+               ".find((x) => x.querySelector('.task-title')?.textContent === arguments[0]);"
+               "return r ? r.querySelector('.task-done') : null;")
 
 
 def open_panel(s):
@@ -298,10 +323,23 @@ def run(srv):
         nc.wait_for_call(LOG, "CloseNotification", timeout=10, id=note["id"])
         step("notification %d closed by the app" % note["id"])
 
+        step("a task's reminder fires; ticking it off in the tasks list closes it")
+        minute3 = minute2 + 60
+        create_task(s, "E2E task", minute3 + 10 * 60, 10)
+        s.wait_until(lambda: s.execute(TASK_BOX_JS, "E2E task") is not None,
+                     timeout=10, message="task listed")
+        tnote = nc.wait_for_call(LOG, "Notify", timeout=90, summary="E2E task")
+        s.execute("const b = (() => {" + TASK_BOX_JS + "})(); b.click();", "E2E task")
+        nc.wait_for_call(LOG, "CloseNotification", timeout=10, id=tnote["id"])
+        s.wait_until(lambda: s.execute(TASK_BOX_JS, "E2E task") is None,
+                     timeout=10, message="done task left the list")
+        assert states("E2E task") == ["acknowledged"], states("E2E task")
+        step("task done: notification %d closed, reminder acknowledged" % tnote["id"])
+
         start_at_login(s)
 
         step("SIGKILL while a reminder is about to fall due")
-        create_event(s, "E2E while down", minute2 + 60 + 5 * 60, 5)
+        create_event(s, "E2E while down", minute3 + 60 + 5 * 60, 5)
     except BaseException:
         shot(s, "failure-1.png")
         drv.stop()
