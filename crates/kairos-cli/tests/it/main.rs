@@ -4,6 +4,7 @@ mod clock_jump;
 mod daemon;
 mod import;
 mod sync;
+mod upcoming;
 mod upgrade;
 
 use std::io::Write;

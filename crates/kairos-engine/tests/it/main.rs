@@ -4,5 +4,6 @@
 mod channels;
 mod edits;
 mod engine;
+mod preview;
 mod sync;
 mod wall_timer;
