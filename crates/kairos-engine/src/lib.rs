@@ -19,6 +19,7 @@ pub mod channel;
 pub mod clock;
 pub mod daemon;
 pub mod engine;
+pub mod escalate;
 pub mod import;
 pub mod materialise;
 pub mod policy;

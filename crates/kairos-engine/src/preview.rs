@@ -102,11 +102,13 @@ pub fn beyond_horizon(
 }
 
 /// Whether the reminder `key` belongs to was already dismissed or snoozed
-/// (here or on another device), so its instance will be quiet when stored.
+/// (here or on another device; for an escalation's repetition, also its
+/// base acknowledged here), so its instance will be quiet when stored.
 fn acknowledged(store: &Store, key: &str) -> Result<bool, StoreError> {
-    let base = base_key(key);
-    let acked = store
-        .read(|r| r.ack(base))?
-        .is_some_and(|t| crate::sync::decode_ack(&t).effective() != Effective::Open);
-    Ok(acked)
+    store.read(|r| {
+        let recorded = r
+            .ack(base_key(key))?
+            .is_some_and(|t| crate::sync::decode_ack(&t).effective() != Effective::Open);
+        Ok(recorded || crate::escalate::base_acknowledged(r, key)?)
+    })
 }

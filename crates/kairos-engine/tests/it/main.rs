@@ -4,6 +4,7 @@
 mod channels;
 mod edits;
 mod engine;
+mod escalation;
 mod preview;
 mod sync;
 mod wall_timer;
