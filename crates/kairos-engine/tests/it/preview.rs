@@ -97,3 +97,54 @@ fn a_preview_is_bounded_by_days_and_by_limit() {
     let three = beyond_horizon(&store, now(), edge, chrono_tz::UTC, 3).expect("edge");
     assert_eq!(three.len(), 3);
 }
+
+/// Repetitions of an escalating reminder are previewed with the keys the
+/// engine stores later; once the reminder is dismissed, none is previewed.
+#[test]
+fn escalation_repetitions_are_previewed_and_an_acknowledged_one_is_not() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut store = Store::open(dir.path().join("k.db")).expect("open");
+    let h = Config::default().horizon;
+    // Reminded at 09:00 on June 1, then every 12 hours, 6 times: the last
+    // three are beyond the horizon (June 3, 08:00).
+    let body = "BEGIN:VEVENT\nUID:nag\nSUMMARY:Pay rent\nDTSTART:20260601T100000Z\n\
+                BEGIN:VALARM\nACTION:DISPLAY\nTRIGGER:-PT1H\n\
+                X-KAIROS-ESCALATE:v=1;every=PT12H;max=6\nEND:VALARM\nEND:VEVENT";
+    import(&mut store, "work", &cal(body), now(), h, chrono_tz::UTC).expect("import");
+    let until = now() + Duration::days(10);
+    let preview = beyond_horizon(&store, now(), until, chrono_tz::UTC, 100).expect("preview");
+    let suffixes: Vec<&str> = preview
+        .iter()
+        .map(|p| p.key.rsplit_once('~').map_or("", |(_, s)| s))
+        .collect();
+    assert_eq!(suffixes, ["again@4", "again@5", "again@6"]);
+
+    let clock = Arc::new(ManualClock::new(now()));
+    let mut engine = Engine::new(store, clock.clone(), Vec::new(), Config::default());
+    while clock_now(&clock) < until {
+        clock.advance(Duration::hours(12));
+        engine.materialise().expect("materialise");
+    }
+    for p in &preview {
+        let stored = engine
+            .store()
+            .get(&p.key)
+            .expect("get")
+            .expect("stored later");
+        assert_eq!(stored.trigger_at, p.trigger, "{}", p.key);
+    }
+
+    // A fresh database, dismissed before the repetitions are stored.
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut store = Store::open(dir.path().join("k.db")).expect("open");
+    import(&mut store, "work", &cal(body), now(), h, chrono_tz::UTC).expect("import");
+    // (Another database: another calendar uid, so other keys.)
+    let base = stored(&store)
+        .into_iter()
+        .map(|(k, _)| k)
+        .find(|k| !k.contains('~'))
+        .expect("base stored");
+    kairos_engine::actions::dismiss(&mut store, &base, now()).expect("dismiss");
+    let quiet = beyond_horizon(&store, now(), until, chrono_tz::UTC, 100).expect("preview");
+    assert!(quiet.is_empty(), "{quiet:?}");
+}
