@@ -1,4 +1,4 @@
-//! The commands that use the reminder database: `import`, `upcoming`,
+//! The commands that use the reminder database: `import`,
 //! `daemon`, `snooze`, `dismiss`, `why`, `log`.
 
 use std::path::{Path, PathBuf};
@@ -133,19 +133,6 @@ pub fn delete(db: &Path, uid: &str, calendar: &str, clock: Arc<dyn Clock>) -> Re
     );
     if let Some(note) = note {
         eprintln!("kairos: {note}");
-    }
-    Ok(())
-}
-
-/// `kairos upcoming`: pending reminders, soonest first.
-pub fn upcoming(db: &Path, limit: usize) -> Result<()> {
-    let store = open(db)?;
-    for i in store.due(DateTime::<Utc>::MAX_UTC, limit)? {
-        let p: serde_json::Value = serde_json::from_str(&i.payload).unwrap_or_default();
-        println!(
-            "{}",
-            json!({"key": i.key, "trigger": i.trigger_at.to_rfc3339(), "summary": p["summary"], "occurrence_start": p["occurrence_start"]})
-        );
     }
     Ok(())
 }

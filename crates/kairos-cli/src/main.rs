@@ -7,6 +7,7 @@ mod calendar_cmds;
 mod engine_cmds;
 mod sync_cmds;
 mod task_cmds;
+mod upcoming_cmd;
 
 use std::process::ExitCode;
 
@@ -72,11 +73,21 @@ enum Command {
         #[arg(long, default_value = "default")]
         calendar: String,
     },
-    /// Pending reminders in the database, soonest first (JSON lines).
+    /// Pending reminders in the database, soonest first (JSON lines);
+    /// with `--until`, also those beyond the engine's horizon, computed
+    /// on the fly (`"planned": true`).
     Upcoming {
         /// How many.
         #[arg(long, default_value_t = 20)]
         limit: usize,
+        /// Also list reminders due before this instant (RFC 3339) or until
+        /// the end of this date (YYYY-MM-DD, in --tz); at most 366 days ahead.
+        #[arg(long)]
+        until: Option<String>,
+        /// Zone of a bare --until date and of floating times (default: the
+        /// database's display zone, else the system zone).
+        #[arg(long)]
+        tz: Option<String>,
     },
     /// Open tasks (VTODO), due soonest first; undated ones last (JSON lines).
     Tasks {
@@ -169,7 +180,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             clock,
         ),
         Command::Delete { uid, calendar } => engine_cmds::delete(&db, &uid, &calendar, clock),
-        Command::Upcoming { limit } => engine_cmds::upcoming(&db, limit),
+        Command::Upcoming { limit, until, tz } => {
+            upcoming_cmd::upcoming(&db, limit, until.as_deref(), tz.as_deref(), clock)
+        }
         Command::Tasks { tz } => task_cmds::tasks(&db, tz.as_deref(), clock),
         Command::Done { uid, calendar, tz } => {
             task_cmds::done(&db, &uid, calendar.as_deref(), tz.as_deref(), clock)

@@ -28,6 +28,7 @@
 
 pub mod alarms;
 pub mod error;
+pub mod escalation;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod ics;

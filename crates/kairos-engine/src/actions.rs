@@ -92,18 +92,26 @@ pub fn dismiss(store: &mut Store, key: &str, now: DateTime<Utc>) -> Result<(), A
 }
 
 /// Hides `key` on this device only ("hide here"): not recorded for sync,
-/// so the account's other devices still remind.
+/// so the account's other devices still remind. An escalating reminder is
+/// hidden whole (its base and every repetition), so it stops nagging here.
 ///
 /// # Errors
 /// Unknown key, a state it does not apply to, store failures.
 pub fn dismiss_here(store: &mut Store, key: &str, now: DateTime<Utc>) -> Result<(), ActionError> {
-    if store.transition(
-        key,
-        &DISMISSABLE,
-        State::Acknowledged,
-        "dismissed on this device only",
-        now,
-    )? {
+    let hidden = store.write(|tx| -> Result<bool, StoreError> {
+        let hidden = tx.transition(
+            key,
+            &DISMISSABLE,
+            State::Acknowledged,
+            "dismissed on this device only",
+            now,
+        )?;
+        if hidden {
+            crate::escalate::quiet_here(tx, key, now)?;
+        }
+        Ok(hidden)
+    })?;
+    if hidden {
         Ok(())
     } else {
         Err(not_changed(store, key))

@@ -11,16 +11,19 @@
 //! - [`wake`]: sleeping until a wall-clock instant, woken by clock changes;
 //! - [`channel`]: where reminders go (`stdout`, `command`);
 //! - [`policy`]: catch-up, failure classes and retry backoff;
-//! - [`materialise`]: which instances exist, with which keys.
+//! - [`materialise`]: which instances exist, with which keys;
+//! - [`preview`]: reminders beyond the horizon, computed read-only.
 
 pub mod actions;
 pub mod channel;
 pub mod clock;
 pub mod daemon;
 pub mod engine;
+pub mod escalate;
 pub mod import;
 pub mod materialise;
 pub mod policy;
+pub mod preview;
 pub mod sync;
 pub mod tasks;
 pub mod wake;

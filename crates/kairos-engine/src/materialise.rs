@@ -176,8 +176,12 @@ pub fn plan(
     floating: Tz,
     limits: &Limits,
 ) -> Result<Vec<Planned>, kairos_core::Error> {
-    let hits = alarms::alarms(cal, from, to, floating, limits)?;
-    Ok(hits
+    // Escalating alarms: a base trigger before `from` may have repetitions
+    // inside the window (zero reach, and so the same query, without them).
+    let back = crate::escalate::reach(cal);
+    let start = from.checked_sub_signed(back).unwrap_or(from);
+    let hits = alarms::alarms(cal, start, to, floating, limits)?;
+    let planned = hits
         .iter()
         .map(|h| {
             let key = h.key(calendar.uid);
@@ -200,7 +204,8 @@ pub fn plan(
                 },
             }
         })
-        .collect())
+        .collect();
+    Ok(crate::escalate::expand(&hits, planned, from, to))
 }
 
 #[cfg(test)]

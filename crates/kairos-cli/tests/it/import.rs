@@ -51,3 +51,41 @@ fn a_bad_event_is_skipped_with_a_warning_and_strict_refuses_the_file() {
     assert_eq!(w["line"], 14);
     assert_eq!(v["changed"], 1, "the good event is stored: {v}");
 }
+
+#[test]
+fn a_bad_escalation_rule_is_a_warning_and_the_alarm_still_fires_once() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let file = dir.path().join("nag.ics");
+    let soon = (chrono::Utc::now() + chrono::Duration::hours(3)).format("%Y%m%dT%H0000Z");
+    std::fs::write(
+        &file,
+        format!(
+            "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:t\r\nBEGIN:VEVENT\r\nUID:nag\r\n\
+             DTSTART:{soon}\r\nBEGIN:VALARM\r\nACTION:DISPLAY\r\nTRIGGER:-PT15M\r\n\
+             X-KAIROS-ESCALATE:v=1;every=PT10S;max=6\r\nEND:VALARM\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+        ),
+    )
+    .expect("write");
+    let db = dir.path().join("k.db");
+    let out = kairos(&db)
+        .args(["import", "--tz", "UTC"])
+        .arg(&file)
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["warning_count"], 1, "{v}");
+    let w = &v["warnings"][0];
+    assert_eq!(w["line"], 10, "{v}");
+    assert!(
+        w["problem"]
+            .as_str()
+            .is_some_and(|p| p.contains("every=PT10S")),
+        "{v}"
+    );
+    assert_eq!(v["scheduled"], 1, "one plain reminder, no repetitions: {v}");
+}

@@ -5,6 +5,7 @@ mod daemon;
 mod import;
 mod sync;
 mod tasks;
+mod upcoming;
 mod upgrade;
 
 use std::io::Write;

@@ -84,6 +84,10 @@ pub(crate) fn alarm(c: &Component, r: &mut Reader<'_>, uid: &str) -> Result<Opti
             {
                 a.snooze_of = Some(p.value.trim().to_owned());
             }
+            crate::escalation::PROPERTY => {
+                escalation(&a, p, r, at);
+                a.extra.push(raw(p));
+            }
             _ => a.extra.push(raw(p)),
         }
     }
@@ -120,6 +124,37 @@ pub(crate) fn alarm(c: &Component, r: &mut Reader<'_>, uid: &str) -> Result<Opti
         _ => {}
     }
     Ok(Some(a))
+}
+
+/// At import: a rule that does not read, or a second rule, is a warning
+/// (lenient reading; strict reading accepts it, as it accepts any X-
+/// property) and changes nothing: the alarm stays a plain single alarm and
+/// the property is kept for export.
+fn escalation(alarm: &Alarm, p: &super::lexer::Property, r: &mut Reader<'_>, at: At<'_>) {
+    if alarm
+        .extra
+        .iter()
+        .any(|e| crate::escalation::value_of(&e.line).is_some())
+    {
+        r.sink.note(
+            p.line,
+            at,
+            || {
+                format!(
+                    "{}: a second rule in one VALARM",
+                    crate::escalation::PROPERTY
+                )
+            },
+            "ignored; the first rule counts",
+        );
+    } else if let Err(m) = crate::escalation::parse(&p.value) {
+        r.sink.note(
+            p.line,
+            at,
+            || format!("{}: {m}", crate::escalation::PROPERTY),
+            "the alarm stays a single reminder (no escalation)",
+        );
+    }
 }
 
 fn trigger(

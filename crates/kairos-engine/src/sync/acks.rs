@@ -3,14 +3,16 @@
 //! made here and one that arrived from another device, so both end in the
 //! same rows.
 //!
-//! A reminder is its base instance (`KEY`) and its snoozes
-//! (`KEY~snooze@…`). Given the merged record:
+//! A reminder is its base instance (`KEY`), its snoozes
+//! (`KEY~snooze@…`) and, when it escalates, its repetitions
+//! (`KEY~again@k`, see `crate::escalate`). Given the merged record:
 //! - dismissed: every instance that can still fire or is shown becomes
 //!   `acknowledged` (a `snoozed` one stays: its snooze is what is
 //!   acknowledged);
 //! - snoozed until T: the base becomes `snoozed`, the snooze instance
 //!   `KEY~snooze@T` exists (pending unless it fired already), and every
-//!   other snooze of the reminder is acknowledged (the latest snooze won);
+//!   other snooze and every repetition of the reminder is acknowledged
+//!   (the latest snooze won; a snoozed reminder stops escalating);
 //! - open: nothing.
 //!
 //! An instance that was *shown* here (delivered, missed, or being
@@ -32,10 +34,14 @@ pub fn snooze_key(base: &str, until: DateTime<Utc>) -> String {
 }
 
 /// The reminder an instance key belongs to: the key without its
-/// `~snooze@…` part.
+/// `~snooze@…` or `~again@k` part.
 #[must_use]
 pub fn base_key(key: &str) -> &str {
-    key.find("~snooze@").map_or(key, |i| &key[..i])
+    let cut = [key.find("~snooze@"), key.find(crate::escalate::AGAIN)]
+        .into_iter()
+        .flatten()
+        .min();
+    cut.map_or(key, |i| &key[..i])
 }
 
 /// Instances a dismissal acknowledges: those that can still fire or are
@@ -146,11 +152,14 @@ pub fn enforce_on_new(
     keys: impl Iterator<Item = impl AsRef<str>>,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
+    let keys: Vec<_> = keys.collect();
+    let keys: Vec<&str> = keys.iter().map(AsRef::as_ref).collect();
+    crate::escalate::quiet_new(tx, &keys, now)?;
     if !tx.any_acks()? {
         return Ok(());
     }
     for k in keys {
-        let base = base_key(k.as_ref());
+        let base = base_key(k);
         if let Some(text) = tx.ack(base)? {
             let ack = super::decode_ack(&text);
             let by = ack

@@ -104,7 +104,7 @@ impl From<StoreError> for TaskError {
 }
 
 /// The stored components of `calendar`, read back.
-fn stored(store: &Store, id: CalendarId, name: &str) -> Result<Calendar, EngineError> {
+pub(crate) fn stored(store: &Store, id: CalendarId, name: &str) -> Result<Calendar, EngineError> {
     let mut text =
         String::from("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Kairos//tasks//EN\r\n");
     for e in store.events_of(id)? {

@@ -4,6 +4,8 @@
 mod channels;
 mod edits;
 mod engine;
+mod escalation;
+mod preview;
 mod sync;
 mod tasks;
 mod wall_timer;

@@ -207,13 +207,15 @@ impl Reader<'_> {
             .at(self.ctx)
     }
 
-    /// A reminder's instances: the one keyed `base` and its snoozes
-    /// (`base~snooze@…`), by key. One range scan of the key index.
+    /// A reminder's instances: the one keyed `base`, its snoozes
+    /// (`base~snooze@…`) and its escalation repetitions (`base~again@k`),
+    /// by key. Range scans of the key index.
     pub fn reminder_instances(&self, base: &str) -> Result<Vec<Instance>> {
         self.conn
             .prepare_cached(&format!(
                 "SELECT {COLS} FROM instances WHERE key = ?1
-                 OR (key > ?1 || '~snooze@' AND key < ?1 || '~snooze@~') ORDER BY key"
+                 OR (key > ?1 || '~snooze@' AND key < ?1 || '~snooze@~')
+                 OR (key > ?1 || '~again@' AND key < ?1 || '~again@~') ORDER BY key"
             ))
             .and_then(|mut s| s.query_map([base], instance)?.collect())
             .at(self.ctx)
