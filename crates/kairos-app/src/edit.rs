@@ -197,11 +197,22 @@ pub fn event_of(
     } else {
         zone(&d.tz, "time zone")?
     };
-    let alarms = d
+    let mut alarms = d
         .alarms
         .iter()
         .map(|a| alarm_of(a, &d.title, tz))
         .collect::<ApiResult<Vec<_>>>()?;
+    // A reminder the form left as it was keeps what the form does not
+    // show: its UID (so its key, and what was delivered, stay) and its X-
+    // properties (an escalation or working-day rule).
+    if let Some(b) = base {
+        for ((a, spec), old) in alarms.iter_mut().zip(&d.alarms).zip(&b.alarms) {
+            if spec_of(old, tz) == *spec {
+                a.uid.clone_from(&old.uid);
+                a.extra.clone_from(&old.extra);
+            }
+        }
+    }
     let keep = |f: fn(&Event) -> Vec<When>| base.map(f).unwrap_or_default();
     let mut ev = Event {
         uid: uid.to_owned(),
@@ -223,6 +234,9 @@ pub fn event_of(
         extra: base.map(|b| b.extra.clone()).unwrap_or_default(),
         todo: None,
     };
+    if let Some(b) = base {
+        keep_times(&mut ev, b, tz);
+    }
     if let Some(mark) = &d.task {
         task_edit::apply(&mut ev, mark, base, now);
     }
@@ -238,6 +252,23 @@ pub fn event_of(
         return normalise(&ev, None);
     }
     normalise(&ev, rrule)
+}
+
+/// Where the form left the times as they were, the component keeps how it
+/// wrote them (UTC `…Z`, floating, no `DTEND`, a `DURATION`): the schedule
+/// is the same, and so are its reminders' keys (a first edit in the app
+/// must not make delivered reminders new ones).
+fn keep_times(ev: &mut Event, base: &Event, tz: Tz) {
+    let same_kind = base.start.is_date() == ev.start.is_date();
+    let same_zone = ev.start.is_date() || event_zone(base, tz) == tz;
+    if !(same_kind && same_zone && base.start.local() == ev.start.local()) {
+        return;
+    }
+    let new_end = span(ev, tz).1;
+    ev.start = base.start;
+    if span(base, tz).1 == new_end {
+        ev.end = base.end;
+    }
 }
 
 /// The series without the occurrence `rid` (an `EXDATE`, and its override

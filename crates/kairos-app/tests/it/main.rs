@@ -3,6 +3,7 @@
 mod calendars;
 mod drag;
 mod editing;
+mod keys;
 mod reminders;
 mod settings;
 mod tasks;
