@@ -113,6 +113,23 @@ impl Channel for DesktopChannel {
             match n.show_async().await {
                 Ok(handle) => {
                     let handle = Arc::new(handle);
+                    // A repetition of an escalating reminder replaces the
+                    // notification of the one before.
+                    let base = kairos_engine::sync::acks::base_key(&r.key);
+                    let before: Vec<Arc<NotificationHandle>> = {
+                        let mut on = screen();
+                        let keys: Vec<String> = on
+                            .keys()
+                            .filter(|k| {
+                                *k != &r.key && kairos_engine::sync::acks::base_key(k) == base
+                            })
+                            .cloned()
+                            .collect();
+                        keys.iter().filter_map(|k| on.remove(k)).collect()
+                    };
+                    for h in before {
+                        tokio::spawn(async move { h.close_async().await });
+                    }
                     screen().insert(r.key.clone(), Arc::clone(&handle));
                     if state == NotifierState::Actions {
                         tokio::spawn(answer(Arc::clone(s), r.key.clone(), r.uid.clone(), handle));

@@ -40,7 +40,8 @@ fn rfc(t: DateTime<Utc>) -> String {
 }
 
 impl App {
-    /// Reminders that fired and are not dismissed or snoozed, newest first.
+    /// Reminders that fired and are not dismissed or snoozed, newest first;
+    /// one row per reminder (an escalating one's newest repetition).
     ///
     /// # Errors
     /// Store failures.
@@ -75,6 +76,10 @@ impl App {
             })
             .collect();
         rows.reverse();
+        // An escalating reminder's repetitions (`~again@k`) are one
+        // reminder: its newest shown instance stands for it.
+        let mut seen = std::collections::HashSet::new();
+        rows.retain(|r| seen.insert(kairos_engine::sync::acks::base_key(&r.key).to_owned()));
         rows.truncate(MAX_SHOWN);
         Ok(rows)
     }

@@ -193,3 +193,39 @@ fn status_lists_the_next_reminders() {
     assert_eq!(st.next[0].trigger, "2026-03-10T07:45:00Z");
     assert_eq!(st.time_zone, "Europe/Berlin");
 }
+
+#[test]
+fn an_escalating_reminder_is_one_row_and_dismissing_it_stops_the_repetitions() {
+    let (mut a, dir, p) = app("UTC", "2026-06-01T08:00:00Z");
+    let file = dir.path().join("e.ics");
+    std::fs::write(
+        &file,
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:t\r\nBEGIN:VEVENT\r\nUID:pill\r\n\
+         SUMMARY:Pill\r\nDTSTART:20260601T090000Z\r\nBEGIN:VALARM\r\nACTION:DISPLAY\r\n\
+         DESCRIPTION:x\r\nTRIGGER:PT0S\r\nX-KAIROS-ESCALATE:v=1;every=PT5M;max=3\r\n\
+         END:VALARM\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+    )
+    .expect("write");
+    a.import_ics(
+        &kairos_app::api::ImportIcs {
+            path: file.to_string_lossy().into_owned(),
+            calendar: "Home".into(),
+        },
+        t("2026-06-01T08:00:00Z"),
+    )
+    .expect("import");
+    assert_eq!(fire(&p, "2026-06-01T09:00:00Z"), 1);
+    assert_eq!(fire(&p, "2026-06-01T09:05:00Z"), 1, "first repetition");
+    let shown = a.shown_reminders(t("2026-06-01T09:05:01Z")).expect("shown");
+    assert_eq!(shown.len(), 1, "one row: {shown:?}");
+    assert!(shown[0].key.ends_with("~again@1"), "{}", shown[0].key);
+    a.dismiss(&shown[0].key, t("2026-06-01T09:06:00Z"))
+        .expect("dismiss");
+    assert!(
+        a.shown_reminders(t("2026-06-01T09:06:01Z"))
+            .expect("shown")
+            .is_empty(),
+        "the base is acknowledged too"
+    );
+    assert_eq!(fire(&p, "2026-06-01T09:30:00Z"), 0, "no more repetitions");
+}
