@@ -24,3 +24,4 @@ pub mod policy;
 pub mod sync;
 pub mod tasks;
 pub mod wake;
+pub mod workdays;

@@ -6,3 +6,4 @@ mod edits;
 mod engine;
 mod sync;
 mod wall_timer;
+mod workdays;
