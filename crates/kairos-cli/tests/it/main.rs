@@ -5,6 +5,7 @@ mod daemon;
 mod import;
 mod sync;
 mod upgrade;
+mod workdays;
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
