@@ -8,6 +8,7 @@ mod engine_cmds;
 mod sync_cmds;
 mod task_cmds;
 mod upcoming_cmd;
+mod workday_cmds;
 
 use std::process::ExitCode;
 
@@ -132,6 +133,11 @@ enum Command {
         #[arg(long)]
         here: bool,
     },
+    /// Calendars in the database: working week, holiday feeds.
+    Calendar {
+        #[command(subcommand)]
+        cmd: workday_cmds::CalendarCmd,
+    },
     /// Sync between a person's devices (see docs/sync-protocol.md).
     Sync {
         #[command(subcommand)]
@@ -190,6 +196,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Daemon { sink, tz } => engine_cmds::daemon(&db, &sink, tz.as_deref(), clock),
         Command::Snooze { key, duration } => engine_cmds::snooze(&db, &key, &duration, clock),
         Command::Dismiss { key, here } => engine_cmds::dismiss(&db, &key, here, clock),
+        Command::Calendar { cmd } => workday_cmds::run(&db, cmd, clock),
         Command::Sync { cmd } => sync_cmds::run(&db, cmd, clock),
         Command::Why { key } => engine_cmds::why(&db, &key),
         Command::Log { since } => engine_cmds::log(&db, since.as_deref()),

@@ -12,6 +12,7 @@ use crate::query::{
     Occurrence, Series, check_window, collect_by_series, series_occurrences, too_many,
 };
 use crate::time::{Dur, add};
+use crate::workdays::{self, WorkTime};
 
 /// Identifies one reminder instance for ever: the same alarm of the same
 /// occurrence always gets the same key, whatever else changes in the file.
@@ -131,6 +132,28 @@ pub fn triggers(occ: &Occurrence<'_>, alarm: &Alarm, floating: Tz) -> Vec<DateTi
     out
 }
 
+/// [`triggers`] with the alarm's working-day rule applied: the rule moves
+/// the first trigger and the repetitions keep their spacing after it.
+#[must_use]
+pub fn triggers_with(
+    occ: &Occurrence<'_>,
+    alarm: &Alarm,
+    floating: Tz,
+    work: &WorkTime,
+) -> Vec<DateTime<Utc>> {
+    let mut out = triggers(occ, alarm, floating);
+    if let Some(&plain) = out.first() {
+        let base = workdays::moved(occ, alarm, plain, floating, work);
+        if base != plain {
+            let delta = base - plain;
+            for t in &mut out {
+                *t = t.checked_add_signed(delta).unwrap_or(*t);
+            }
+        }
+    }
+    out
+}
+
 /// How far before/after an occurrence's start its relative alarms may go off.
 fn reach(s: &Series<'_>) -> (Duration, Duration) {
     let (mut lo, mut hi) = (Duration::zero(), Duration::zero());
@@ -160,7 +183,9 @@ fn reach(s: &Series<'_>) -> (Duration, Duration) {
     (lo - Duration::days(2), hi + Duration::days(2))
 }
 
-/// Every alarm trigger in `[from, to)`, sorted by trigger, then UID.
+/// Every alarm trigger in `[from, to)`, sorted by trigger, then UID, with
+/// the default working time (Monday to Friday, no holidays) for alarms
+/// that carry a working-day rule (see [`alarms_with`]).
 ///
 /// Absolute triggers belong to the component that carries them and go off once,
 /// not once per occurrence (§3.8.6.3).
@@ -174,9 +199,25 @@ pub fn alarms<'a>(
     floating: Tz,
     limits: &Limits,
 ) -> Result<Vec<AlarmHit<'a>>, Error> {
+    alarms_with(cal, from, to, floating, limits, &WorkTime::default())
+}
+
+/// [`alarms`] with the calendar's working time: a trigger an alarm's
+/// [`workdays`] rule moves is in the window when its *moved* instant is.
+///
+/// # Errors
+/// An inverted window, or a result or expansion beyond `limits`.
+pub fn alarms_with<'a>(
+    cal: &'a Calendar,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    floating: Tz,
+    limits: &Limits,
+    work: &WorkTime,
+) -> Result<Vec<AlarmHit<'a>>, Error> {
     check_window(from, to)?;
     let (mut out, rank_of) = collect_by_series(cal, limits, |s, out| {
-        series_alarms(s, from, to, floating, limits, out)
+        series_alarms(s, from, to, floating, limits, work, out)
     })?;
     // Same order as `order`, with the UID replaced by its rank.
     crate::order::sort_by_time_and_rank(
@@ -207,6 +248,7 @@ pub(crate) fn series_alarms<'a>(
     to: DateTime<Utc>,
     floating: Tz,
     limits: &Limits,
+    work: &WorkTime,
     out: &mut Vec<AlarmHit<'a>>,
 ) -> Result<(), Error> {
     if s.master
@@ -217,7 +259,16 @@ pub(crate) fn series_alarms<'a>(
         // Nothing can go off: do not pay for (or fail on) expanding the series.
         return Ok(());
     }
-    let (lo, hi) = reach(s);
+    let (mut lo, mut hi) = reach(s);
+    // A working-day rule can move a trigger by up to `max_move` either way.
+    if s.master
+        .iter()
+        .chain(s.overrides.iter())
+        .any(|e| e.alarms.iter().any(|a| workdays::rule_text(a).is_some()))
+    {
+        lo -= workdays::max_move();
+        hi += workdays::max_move();
+    }
     // `REPEAT` × `DURATION` can reach millions of years, past what chrono can
     // represent; no occurrence is that far out (DTSTART is in years 0–9999,
     // overrides move it by less than 10,000 years), so widen by at most this.
@@ -235,6 +286,7 @@ pub(crate) fn series_alarms<'a>(
             from,
             to,
             floating,
+            work,
             |a| matches!(a.trigger, Trigger::Absolute(_)),
             out,
         );
@@ -247,7 +299,7 @@ pub(crate) fn series_alarms<'a>(
             && occ.recurrence_id.map(|r| r.instant)
                 == occ.event.recurrence_id.map(|w| w.instant(floating));
         let wanted = |a: &Alarm| own || !matches!(a.trigger, Trigger::Absolute(_));
-        push_hits(occ, from, to, floating, wanted, out);
+        push_hits(occ, from, to, floating, work, wanted, out);
         // Each occurrence can add `REPEAT` + 1 hits per alarm: check as we go,
         // not once per series, or memory runs out before the check is reached.
         if out.len() > limits.max_results {
@@ -279,6 +331,7 @@ fn push_hits<'a>(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
     floating: Tz,
+    work: &WorkTime,
     wanted: impl Fn(&Alarm) -> bool,
     out: &mut Vec<AlarmHit<'a>>,
 ) {
@@ -294,7 +347,7 @@ fn push_hits<'a>(
         .enumerate()
         .filter(|(_, a)| wanted(a))
     {
-        for (repetition, trigger) in (0u32..).zip(triggers(occ, alarm, floating)) {
+        for (repetition, trigger) in (0u32..).zip(triggers_with(occ, alarm, floating, work)) {
             if trigger >= from && trigger < to {
                 out.push(AlarmHit {
                     occurrence: *occ,

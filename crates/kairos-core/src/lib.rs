@@ -39,5 +39,6 @@ pub mod recur;
 pub mod time;
 pub mod tz;
 mod upcoming;
+pub mod workdays;
 
 pub use error::{Error, Limits};

@@ -16,6 +16,7 @@ use crate::error::{Error, Limits};
 use crate::model::Calendar;
 use crate::order::{ticks, uid_ranks};
 use crate::query::{Series, series};
+use crate::workdays::WorkTime;
 
 /// How far ahead a series is searched before it is taken to have no more
 /// alarms: beyond any calendar a person keeps.
@@ -37,7 +38,7 @@ fn series_next<'a>(
     loop {
         let to = (after + span).min(limit);
         found.clear();
-        series_alarms(s, after, to, floating, limits, found)?;
+        series_alarms(s, after, to, floating, limits, &WorkTime::default(), found)?;
         if let Some(h) = found.drain(..).min_by(|a, b| order(a).cmp(&order(b))) {
             return Ok(Some(h));
         }

@@ -14,12 +14,13 @@ use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
 use kairos_core::Limits;
 use kairos_core::model::{Calendar, Event, When, Zone};
+use kairos_core::workdays::WorkTime;
 use kairos_proto::Body;
 use kairos_store::{CalendarId, NewInstance, Store, StoreError, Tx};
 
 use crate::channel::Withdrawal;
 use crate::engine::EngineError;
-use crate::materialise::{CalendarLabel, Planned, fingerprint, plan};
+use crate::materialise::{CalendarLabel, Planned, fingerprint, plan_with};
 use crate::sync::{acks, record, series_text};
 
 /// Meta key: instances exist for every trigger before this instant.
@@ -106,7 +107,7 @@ pub(crate) fn zone_named(value: Option<String>, fallback: Tz) -> Tz {
 }
 
 /// Where a series is written and how its reminders are planned.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Target<'a> {
     /// The calendar's row.
     pub cal_id: CalendarId,
@@ -118,6 +119,8 @@ pub(crate) struct Target<'a> {
     pub until: DateTime<Utc>,
     /// The zone of floating times.
     pub floating: Tz,
+    /// The calendar's working time (for alarms with a working-day rule).
+    pub work: WorkTime,
 }
 
 impl<'a> Target<'a> {
@@ -130,12 +133,14 @@ impl<'a> Target<'a> {
         horizon: Duration,
         floating: Tz,
     ) -> Result<Self, EngineError> {
+        let until = materialised_until(store)?.unwrap_or(now + horizon).max(now);
         Ok(Self {
             cal_id,
             label,
             now,
-            until: materialised_until(store)?.unwrap_or(now + horizon).max(now),
+            until,
             floating: database_zone(store, floating)?,
+            work: store.read(|r| crate::workdays::work_time(r, cal_id, now, until))?,
         })
     }
 
@@ -143,13 +148,14 @@ impl<'a> Target<'a> {
         if self.until <= self.now || cal.events.is_empty() {
             return Ok(Vec::new());
         }
-        plan(
+        plan_with(
             self.label,
             cal,
             self.now,
             self.until,
             self.floating,
             &Limits::default(),
+            &self.work,
         )
         .map_err(|source| EngineError::Calendar {
             calendar: self.label.name.to_owned(),
@@ -200,6 +206,10 @@ pub(crate) fn write_series(
     let uids = BTreeSet::from([uid]);
     let (dropped, scheduled) = reschedule(tx, t.cal_id, &uids, &planned, t.now)?;
     let withdrawals = crate::tasks::settle_closed(tx, t.cal_id, comps, t.floating, t.now)?;
+    // A holiday feed changed: every calendar's working-day reminders may move.
+    if crate::workdays::is_holidays(tx, t.cal_id)? {
+        crate::workdays::replan_all(tx, t.now, t.until, t.floating)?;
+    }
     tx.meta_set(MATERIALISED_UNTIL, &t.until.to_rfc3339())?;
     Ok(Written {
         dropped,
@@ -301,6 +311,9 @@ pub fn import(
                 .cloned()
                 .collect();
             crate::tasks::settle_closed(tx, cal_id, &comps, t.floating, now)?;
+        }
+        if !changed_uids.is_empty() && crate::workdays::is_holidays(tx, cal_id)? {
+            crate::workdays::replan_all(tx, now, t.until, t.floating)?;
         }
         tx.meta_set(MATERIALISED_UNTIL, &t.until.to_rfc3339())?;
         for uid in changed_uids {

@@ -24,6 +24,8 @@ pub mod import;
 pub mod materialise;
 pub mod policy;
 pub mod preview;
+mod stored;
 pub mod sync;
 pub mod tasks;
 pub mod wake;
+pub mod workdays;

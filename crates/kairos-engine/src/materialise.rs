@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use kairos_core::model::{Alarm, Calendar, End, Event, Trigger, When, Zone};
+use kairos_core::workdays::WorkTime;
 use kairos_core::{Limits, alarms};
 use serde::{Deserialize, Serialize};
 
@@ -110,6 +111,11 @@ fn alarm(out: &mut String, a: &Alarm) {
     if let Some(i) = a.interval {
         let _ = write!(out, "/{}", kairos_core::ics::format_duration(i));
     }
+    // Alarms with a working-day rule only, so every other alarm keeps the
+    // fingerprint it always had; a changed rule (or version) re-plans.
+    if let Some(rule) = kairos_core::workdays::rule_text(a) {
+        let _ = write!(out, "|W{}", rule.trim());
+    }
 }
 
 /// FNV-1a over the schedule-relevant fields, written in a fixed text form so
@@ -164,7 +170,8 @@ pub struct CalendarLabel<'a> {
     pub name: &'a str,
 }
 
-/// Every instance of `cal`'s alarms with a trigger in `[from, to)`.
+/// Every instance of `cal`'s alarms with a trigger in `[from, to)`, with
+/// the default working time (Monday to Friday, no holidays).
 ///
 /// # Errors
 /// The core's expansion limits.
@@ -176,11 +183,36 @@ pub fn plan(
     floating: Tz,
     limits: &Limits,
 ) -> Result<Vec<Planned>, kairos_core::Error> {
+    plan_with(
+        calendar,
+        cal,
+        from,
+        to,
+        floating,
+        limits,
+        &WorkTime::default(),
+    )
+}
+
+/// [`plan`] with the calendar's working time (for alarms with a
+/// working-day rule: the trigger it moved, under the same key).
+///
+/// # Errors
+/// The core's expansion limits.
+pub fn plan_with(
+    calendar: CalendarLabel<'_>,
+    cal: &Calendar,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    floating: Tz,
+    limits: &Limits,
+    work: &WorkTime,
+) -> Result<Vec<Planned>, kairos_core::Error> {
     // Escalating alarms: a base trigger before `from` may have repetitions
     // inside the window (zero reach, and so the same query, without them).
     let back = crate::escalate::reach(cal);
     let start = from.checked_sub_signed(back).unwrap_or(from);
-    let hits = alarms::alarms(cal, start, to, floating, limits)?;
+    let hits = alarms::alarms_with(cal, start, to, floating, limits, work)?;
     let planned = hits
         .iter()
         .map(|h| {
@@ -258,4 +290,20 @@ mod tests {
     }
 
     const PINNED: &str = "745c1657";
+
+    #[test]
+    fn a_working_day_rule_and_its_version_change_the_fingerprint() {
+        let with = |rule: &str| {
+            fingerprint(&event(
+                &BASE.replace("DESCRIPTION:x", &format!("DESCRIPTION:x\n{rule}")),
+            ))
+        };
+        let base = fingerprint(&event(BASE));
+        let v1 = with("X-KAIROS-WORKDAYS:v=1;shift=previous");
+        let v2 = with("X-KAIROS-WORKDAYS:v=2;shift=previous");
+        let next = with("X-KAIROS-WORKDAYS:v=1;shift=next");
+        assert!(base != v1 && v1 != v2 && v1 != next && base != v2);
+        // Other unknown alarm properties still do not count.
+        assert_eq!(base, with("X-OTHER:1"));
+    }
 }

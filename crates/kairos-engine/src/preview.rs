@@ -16,7 +16,7 @@ use kairos_store::{Store, StoreError};
 
 use crate::engine::EngineError;
 use crate::import::{database_zone, materialised_until};
-use crate::materialise::{CalendarLabel, Planned, plan};
+use crate::materialise::{CalendarLabel, Planned, plan_with};
 use crate::sync::acks::base_key;
 
 /// How far ahead a preview may look, in days: a bound on the work one
@@ -83,13 +83,15 @@ pub fn beyond_horizon(
             uid: &cal.uid,
             name: &cal.name,
         };
-        let planned = plan(label, &parsed, from, until, floating, &limits).map_err(|source| {
-            EngineError::Calendar {
-                calendar: cal.name.clone(),
-                uid: "(calendar)".into(),
-                source,
-            }
-        })?;
+        let work = store.read(|r| crate::workdays::work_time(r, cal.id, from, until))?;
+        let planned =
+            plan_with(label, &parsed, from, until, floating, &limits, &work).map_err(|source| {
+                EngineError::Calendar {
+                    calendar: cal.name.clone(),
+                    uid: "(calendar)".into(),
+                    source,
+                }
+            })?;
         for p in planned {
             if store.get(&p.key)?.is_none() && !acknowledged(store, &p.key)? {
                 out.push(p);

@@ -75,5 +75,5 @@ pub use store::{Reader, Store, Tx};
 pub use sync::WalSync;
 pub use types::{
     AuditRow, Calendar, CalendarId, CalendarSettings, Delivery, Instance, Lease, NewInstance,
-    Outcome, Recorded, State, StoredEvent,
+    Outcome, Recorded, State, StoredEvent, WorkSettings,
 };

@@ -188,6 +188,10 @@ impl Store {
     pub fn calendars(&self) -> Result<Vec<Calendar>> {
         self.now_reader().calendars()
     }
+    /// See [`Reader::work_settings`].
+    pub fn work_settings(&self) -> Result<Vec<crate::WorkSettings>> {
+        self.now_reader().work_settings()
+    }
     /// See [`Tx::put_event`].
     pub fn put_event(
         &mut self,

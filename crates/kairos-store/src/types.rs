@@ -24,6 +24,21 @@ pub struct Calendar {
     pub created_at: DateTime<Utc>,
 }
 
+/// A calendar's working time on this device (schema 0006).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkSettings {
+    /// Its row id.
+    pub id: CalendarId,
+    /// Its identity (as in [`Calendar::uid`]).
+    pub uid: String,
+    /// Its name.
+    pub name: String,
+    /// Working weekdays, Monday = bit 0 … Sunday = bit 6 (31: Mon–Fri).
+    pub week: u8,
+    /// Is it a holiday feed (its all-day events are non-working days)?
+    pub holidays: bool,
+}
+
 /// A calendar with the desktop app's settings (schema 0002).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CalendarSettings {

@@ -7,6 +7,7 @@ mod sync;
 mod tasks;
 mod upcoming;
 mod upgrade;
+mod workdays;
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};

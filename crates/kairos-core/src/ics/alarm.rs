@@ -88,6 +88,21 @@ pub(crate) fn alarm(c: &Component, r: &mut Reader<'_>, uid: &str) -> Result<Opti
                 escalation(&a, p, r, at);
                 a.extra.push(raw(p));
             }
+            // Kept as written (it round-trips); a rule this version cannot
+            // read is only noted: the alarm goes off at its plain TRIGGER,
+            // as in clients that do not know the property.
+            name if name.eq_ignore_ascii_case(crate::workdays::PROPERTY) => {
+                if let Err(m) = crate::workdays::parse(&p.value) {
+                    let problem = || format!("{name}: {m}");
+                    r.sink.note(
+                        p.line,
+                        at,
+                        problem,
+                        "rule ignored: its plain TRIGGER is used",
+                    );
+                }
+                a.extra.push(raw(p));
+            }
             _ => a.extra.push(raw(p)),
         }
     }

@@ -11,4 +11,5 @@ mod rfc_examples;
 mod support;
 mod tasks;
 mod upcoming;
+mod workdays;
 mod zone_law;

@@ -18,11 +18,12 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
 use kairos_core::Limits;
+use kairos_core::workdays::{self, WorkTime};
 use kairos_store::{NewInstance, State, Store, StoreError};
 
 use crate::channel::{Channel, Withdrawal};
 use crate::clock::Clock;
-use crate::materialise::{CalendarLabel, plan};
+use crate::materialise::{CalendarLabel, plan_with};
 use crate::policy::CatchUp;
 
 /// Engine settings.
@@ -233,33 +234,29 @@ impl Engine {
             return Ok(0);
         }
         let mut added = 0;
+        let holidays = self
+            .store
+            .read(|r| crate::workdays::holiday_dates(r, from, to))?;
+        let weeks = self.store.work_settings()?;
         for cal in self.store.calendars()? {
             let events = self.store.events_of(cal.id)?;
-            let mut text =
-                String::from("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Kairos//engine//EN\r\n");
-            for e in &events {
-                text.push_str(e.ics.trim_end());
-                text.push_str("\r\n");
-            }
-            text.push_str("END:VCALENDAR\r\n");
-            let parsed = kairos_core::ics::parse_calendar(text.as_bytes(), &self.limits).map_err(
-                |source| EngineError::Calendar {
-                    calendar: cal.name.clone(),
-                    uid: "(calendar)".into(),
-                    source,
-                },
-            )?;
+            let parsed = crate::stored::calendar(&events, &cal.name, &self.limits)?;
             let label = CalendarLabel {
                 uid: &cal.uid,
                 name: &cal.name,
             };
-            let planned =
-                plan(label, &parsed, from, to, floating, &self.limits).map_err(|source| {
-                    EngineError::Calendar {
-                        calendar: cal.name.clone(),
-                        uid: "(calendar)".into(),
-                        source,
-                    }
+            let work = WorkTime {
+                week: weeks
+                    .iter()
+                    .find(|w| w.id == cal.id)
+                    .map_or(workdays::MON_FRI, |w| w.week),
+                holidays: holidays.clone(),
+            };
+            let planned = plan_with(label, &parsed, from, to, floating, &self.limits, &work)
+                .map_err(|source| EngineError::Calendar {
+                    calendar: cal.name.clone(),
+                    uid: "(calendar)".into(),
+                    source,
                 })?;
             let new: Vec<NewInstance> = planned.iter().map(|p| p.instance(cal.id)).collect();
             // Planned in `floating`: if the app moved floating times to

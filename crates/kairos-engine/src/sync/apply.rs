@@ -257,6 +257,7 @@ impl Ctx<'_, '_> {
             now: self.now,
             until: self.until,
             floating: self.floating,
+            work: crate::workdays::work_time(tx, cal.id, self.now, self.until)?,
         };
         Ok(write_series(tx, &t, uid, comps)?.withdrawals)
     }

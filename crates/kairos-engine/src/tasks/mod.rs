@@ -105,20 +105,7 @@ impl From<StoreError> for TaskError {
 
 /// The stored components of `calendar`, read back.
 pub(crate) fn stored(store: &Store, id: CalendarId, name: &str) -> Result<Calendar, EngineError> {
-    let mut text =
-        String::from("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Kairos//tasks//EN\r\n");
-    for e in store.events_of(id)? {
-        text.push_str(e.ics.trim_end());
-        text.push_str("\r\n");
-    }
-    text.push_str("END:VCALENDAR\r\n");
-    kairos_core::ics::parse_calendar(text.as_bytes(), &Limits::default()).map_err(|source| {
-        EngineError::Calendar {
-            calendar: name.to_owned(),
-            uid: "(calendar)".into(),
-            source,
-        }
-    })
+    crate::stored::calendar(&store.events_of(id)?, name, &Limits::default())
 }
 
 /// The key form of an occurrence's original start.

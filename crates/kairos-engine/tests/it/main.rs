@@ -9,3 +9,4 @@ mod preview;
 mod sync;
 mod tasks;
 mod wall_timer;
+mod workdays;

@@ -8,6 +8,7 @@ mod events;
 mod instances;
 mod meta;
 mod sync_log;
+mod worktime;
 
 use chrono::{DateTime, Utc};
 use rusqlite::Row;

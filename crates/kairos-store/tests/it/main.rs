@@ -12,3 +12,4 @@ mod instances;
 mod lease;
 mod open;
 mod support;
+mod worktime;
