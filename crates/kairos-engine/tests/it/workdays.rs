@@ -246,3 +246,41 @@ async fn a_rule_version_change_replans_under_a_new_key_and_fires_the_plain_trigg
     e.fire_due().await.expect("fire");
     assert_eq!(ch.keys(), std::slice::from_ref(&v2[0].0));
 }
+
+#[test]
+fn upcoming_beyond_the_horizon_uses_the_working_time_the_engine_will_use() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let now = at("2026-03-01T06:00:00Z");
+    let (mut e, clock, _ch) = setup(dir.path(), now);
+    let h = Duration::hours(H);
+    let utc = chrono_tz::UTC;
+    import(e.store(), "feiertage", &feed(&["20260403"]), now, h, utc).expect("feed");
+    set_work_time(e.store(), "feiertage", None, Some(true), now, utc).expect("mark");
+    import(
+        e.store(),
+        "work",
+        &report("v=1;before=1;at=09:00"),
+        now,
+        h,
+        utc,
+    )
+    .expect("report");
+    e.materialise().expect("materialise");
+    assert!(report_rows(&mut e).is_empty(), "a month away: not stored yet");
+    let until = at("2026-04-30T00:00:00Z");
+    let preview = kairos_engine::preview::beyond_horizon(e.store(), now, until, utc, 100)
+        .expect("preview");
+    let got: Vec<(String, DateTime<Utc>)> = preview
+        .into_iter()
+        .filter(|p| p.uid == "report")
+        .map(|p| (p.key, p.trigger))
+        .collect();
+    // Good Friday is a holiday: Thursday 2 April 09:00 CEST.
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0].1, at("2026-04-02T07:00:00Z"));
+    // When the engine gets there it stores the same key at the same time.
+    clock.set(at("2026-03-30T06:00:00Z"));
+    e.materialise().expect("materialise");
+    let rows = report_rows(&mut e);
+    assert_eq!(rows, [(got[0].0.clone(), got[0].1, State::Pending)]);
+}
