@@ -24,9 +24,18 @@ impl App {
     /// Store failures.
     pub fn list_calendars(&self) -> ApiResult<Vec<CalendarInfo>> {
         let rows = self.store.read(|r| r.calendar_settings())?;
+        let work = self.store.work_settings()?;
         Ok(rows
             .into_iter()
-            .map(|c| CalendarInfo {
+            .map(|c| {
+                let w = work.iter().find(|w| w.id == c.id);
+                (
+                    c,
+                    w.map_or(kairos_core::workdays::MON_FRI, |w| w.week),
+                    w.is_some_and(|w| w.holidays),
+                )
+            })
+            .map(|(c, work_week, holidays)| CalendarInfo {
                 color: c.color.filter(|x| is_colour(x)).unwrap_or_else(|| {
                     PALETTE[usize::try_from(c.id.0).unwrap_or(0) % PALETTE.len()].to_owned()
                 }),
@@ -36,6 +45,8 @@ impl App {
                 name: c.name,
                 visible: c.visible,
                 events: c.series,
+                work_week,
+                holidays,
             })
             .collect())
     }
@@ -63,6 +74,12 @@ impl App {
         if input.default_alarms.len() > MAX_ALARMS {
             return Err(ApiError::invalid(format!(
                 "default reminders: more than {MAX_ALARMS}"
+            )));
+        }
+        if input.work_week == 0 || input.work_week > 127 {
+            return Err(ApiError::invalid(format!(
+                "working week: {} names no weekday (at least one is needed)",
+                input.work_week
             )));
         }
         let taken = self
@@ -102,10 +119,29 @@ impl App {
                 }
                 Ok(())
             })?;
-        self.list_calendars()?
+        let saved = self
+            .list_calendars()?
             .into_iter()
             .find(|c| c.id == id.0)
-            .ok_or_else(|| ApiError::internal("calendar vanished after saving"))
+            .ok_or_else(|| ApiError::internal("calendar vanished after saving"))?;
+        if (saved.work_week, saved.holidays) == (input.work_week, input.holidays) {
+            return Ok(saved);
+        }
+        // Working-day reminders move at once (same keys).
+        let tz = self.display_tz();
+        kairos_engine::workdays::set_work_time(
+            &mut self.store,
+            &saved.name,
+            Some(input.work_week),
+            Some(input.holidays),
+            now,
+            tz,
+        )?;
+        Ok(CalendarInfo {
+            work_week: input.work_week,
+            holidays: input.holidays,
+            ..saved
+        })
     }
 
     /// Deletes a calendar, its events and their pending reminders. The last

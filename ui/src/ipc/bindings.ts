@@ -40,7 +40,17 @@ default_alarms: Array<AlarmSpec>,
 /**
  * Events (series count once) in it.
  */
-events: number, };
+events: number, 
+/**
+ * Working weekdays for working-day reminders: Monday = bit 0 …
+ * Sunday = bit 6 (31: Monday–Friday).
+ */
+work_week: number, 
+/**
+ * A holiday calendar: its all-day events are non-working days for
+ * every calendar's working-day reminders.
+ */
+holidays: boolean, };
 
 export type CalendarInput = { 
 /**
@@ -62,7 +72,15 @@ visible: boolean,
 /**
  * Defaults for new events (at most 20).
  */
-default_alarms: Array<AlarmSpec>, };
+default_alarms: Array<AlarmSpec>, 
+/**
+ * Working weekdays, Monday = bit 0 … Sunday = bit 6; at least one.
+ */
+work_week: number, 
+/**
+ * A holiday calendar.
+ */
+holidays: boolean, };
 
 export type AlarmSpec = { "kind": "before", 
 /**

@@ -22,6 +22,7 @@ const FIELDS: Record<string, { label: Key; input: string }> = {
   "default reminders": { label: "field.reminders", input: "cal-alarms" },
   name: { label: "field.name", input: "cal-name" },
   colour: { label: "field.color", input: "cal-color" },
+  "working week": { label: "cal.workWeek", input: "cal-work-week" },
   calendar: { label: "field.calendar", input: "ev-calendar" },
 };
 

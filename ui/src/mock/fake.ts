@@ -140,7 +140,8 @@ export class FakeBackend {
     if (!name || name.length > 200) throw invalid("name: 1–200 characters are needed");
     if (!/^#[0-9a-f]{6}$/i.test(input.color)) throw invalid(`colour: "${input.color}" is not #rrggbb`);
     if (this.calendars.some((c) => c.name === name && c.id !== input.id)) throw invalid(`name: a calendar called "${name}" exists already`);
-    const cal = { id: input.id ?? this.nextId++, name, color: input.color, visible: input.visible, default_alarms: clone(input.default_alarms) };
+    if (input.work_week < 1 || input.work_week > 127) throw invalid(`working week: ${input.work_week} names no weekday (at least one is needed)`);
+    const cal = { id: input.id ?? this.nextId++, name, color: input.color, visible: input.visible, default_alarms: clone(input.default_alarms), work_week: input.work_week, holidays: input.holidays };
     const i = this.calendars.findIndex((c) => c.id === cal.id);
     if (i >= 0) this.calendars[i] = cal;
     else this.calendars.push(cal);
@@ -271,7 +272,7 @@ export class FakeBackend {
     if (!r.calendar.trim()) throw invalid("calendar: a name of 1–200 characters is needed");
     let cal = this.calendars.find((c) => c.name === r.calendar.trim());
     if (!cal) {
-      cal = { id: this.nextId++, name: r.calendar.trim(), color: "#8338ec", visible: true, default_alarms: [] };
+      cal = { id: this.nextId++, name: r.calendar.trim(), color: "#8338ec", visible: true, default_alarms: [], work_week: 31, holidays: false };
       this.calendars.push(cal);
     }
     // A calendar called "Messy" stands for a file with problems.

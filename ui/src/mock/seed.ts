@@ -56,9 +56,9 @@ export function seed(now: Date = new Date(), settings: Partial<Settings> = {}): 
       ...settings,
     },
     calendars: [
-      { id: 1, name: "Work", color: "#3a86ff", visible: true, default_alarms: [before(10)] },
-      { id: 2, name: "Personal", color: "#2a9d8f", visible: true, default_alarms: [] },
-      { id: 3, name: "Family", color: "#e76f51", visible: true, default_alarms: [before(1440)] },
+      { id: 1, name: "Work", color: "#3a86ff", visible: true, default_alarms: [before(10)], work_week: 31, holidays: false },
+      { id: 2, name: "Personal", color: "#2a9d8f", visible: true, default_alarms: [], work_week: 31, holidays: false },
+      { id: 3, name: "Family", color: "#e76f51", visible: true, default_alarms: [before(1440)], work_week: 31, holidays: false },
     ],
     events: [
       ev("standup", 1, "Team standup", `${d(0)}T09:30`, `${d(0)}T09:45`, { rrule: "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR", alarms: [before(5)] }),

@@ -5,7 +5,7 @@
  */
 import { api, type CalendarInfo } from "../ipc";
 import { explain } from "../lib/errors";
-import { t } from "../i18n";
+import { locale, t } from "../i18n";
 import { eventsChanged, loadCalendars, loadStatus, state, subscribe } from "../state";
 import { alarmList } from "./alarm-list";
 import { dialogHeader, field, h, showDialog, toast } from "./dom";
@@ -25,7 +25,7 @@ function row(c: CalendarInfo): HTMLElement {
   box.style.setProperty("--cal-color", c.color);
   box.addEventListener("change", () => {
     void api
-      .save_calendar({ id: c.id, name: c.name, color: c.color, visible: box.checked, default_alarms: c.default_alarms })
+      .save_calendar({ id: c.id, name: c.name, color: c.color, visible: box.checked, default_alarms: c.default_alarms, work_week: c.work_week, holidays: c.holidays })
       .then(() => loadCalendars())
       .then(() => eventsChanged())
       .catch((e: unknown) => {
@@ -67,6 +67,23 @@ export function sidebar(): HTMLElement {
   );
 }
 
+/** Monday to Friday as the backend's weekday bits (Monday = bit 0). */
+const MON_FRI = 0b001_1111;
+
+/** Seven weekday toggles (Monday first) for a working week bitset. */
+function workWeek(bits: number): { el: HTMLElement; value(): number } {
+  const boxes = [0, 1, 2, 3, 4, 5, 6].map((i) => {
+    // 2024-01-01 was a Monday.
+    const day = new Date(Date.UTC(2024, 0, 1 + i)).toLocaleDateString(locale(), { weekday: "short", timeZone: "UTC" });
+    const box = h("input", { type: "checkbox", class: "work-day", "data-day": String(i), checked: (bits & (1 << i)) !== 0 });
+    return { box, el: h("label", { class: "work-day-label" }, box, day) };
+  });
+  return {
+    el: h("div", { class: "work-week", id: "cal-work-week" }, ...boxes.map((b) => b.el)),
+    value: () => boxes.reduce((acc, b, i) => acc | (b.box.checked ? 1 << i : 0), 0),
+  };
+}
+
 /** The calendar dialog (`#calendar-dialog`); `null` creates one. */
 export function editCalendar(c: CalendarInfo | null): void {
   const close = (): void => dlg.close();
@@ -87,6 +104,8 @@ export function editCalendar(c: CalendarInfo | null): void {
   color.addEventListener("input", mark);
   mark();
   const alarms = alarmList(c?.default_alarms ?? [], { id: "cal-alarms", addId: "cal-add-alarm", allowAt: false, startOf: () => "" });
+  const week = workWeek(c?.work_week ?? MON_FRI);
+  const holidays = h("input", { id: "cal-holidays", type: "checkbox", checked: c?.holidays ?? false });
   const error = h("p", { id: "cal-error", role: "alert", class: "form-error", hidden: true });
   const save = h("button", { type: "submit", id: "cal-save", class: "primary" }, t("common.save"));
   const del =
@@ -103,6 +122,9 @@ export function editCalendar(c: CalendarInfo | null): void {
       field(t("cal.name"), name),
       h("div", { class: "field" }, h("span", { class: "field-caption" }, t("cal.color")), h("div", { class: "color-row" }, color, swatches)),
       h("div", { class: "field" }, h("span", { class: "field-caption" }, t("cal.defaults")), h("p", { class: "hint" }, t("cal.defaultsHint")), alarms.el),
+      h("div", { class: "field" }, h("span", { class: "field-caption" }, t("cal.workWeek")), h("p", { class: "hint" }, t("cal.workWeekHint")), week.el),
+      h("label", { class: "check" }, holidays, t("cal.holidays")),
+      h("p", { class: "hint" }, t("cal.holidaysHint")),
       error,
     ),
     h("footer", { class: "dialog-actions" }, del, h("span", { class: "spacer" }), h("button", { type: "button", class: "ghost", onclick: close }, t("common.cancel")), save),
@@ -131,7 +153,15 @@ export function editCalendar(c: CalendarInfo | null): void {
     e.preventDefault();
     save.disabled = true;
     api
-      .save_calendar({ id: c?.id ?? null, name: name.value.trim(), color: color.value, visible: c?.visible ?? true, default_alarms: alarms.value() })
+      .save_calendar({
+        id: c?.id ?? null,
+        name: name.value.trim(),
+        color: color.value,
+        visible: c?.visible ?? true,
+        default_alarms: alarms.value(),
+        work_week: week.value(),
+        holidays: holidays.checked,
+      })
       .then(async () => {
         close();
         await loadCalendars();

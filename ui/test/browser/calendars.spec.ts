@@ -38,6 +38,31 @@ test("add a calendar with default reminders; a duplicate name is refused, naming
   await page.close();
 });
 
+test("the working week and the holiday flag are saved with the calendar", async () => {
+  const { page } = await open();
+  await page.click('.cal-row[data-calendar-id="2"] .cal-edit');
+  await page.waitForSelector("#calendar-dialog");
+  const ticked = (): Promise<string[]> =>
+    page.locator("#cal-work-week .work-day").evaluateAll((bs) => bs.filter((b) => (b as HTMLInputElement).checked).map((b) => (b as HTMLElement).dataset.day ?? ""));
+  expect(await ticked()).toEqual(["0", "1", "2", "3", "4"]);
+  // Sunday to Thursday; a holiday calendar.
+  await page.uncheck('#cal-work-week .work-day[data-day="4"]');
+  await page.check('#cal-work-week .work-day[data-day="6"]');
+  await page.check("#cal-holidays");
+  await page.click("#cal-save");
+  const save = await waitForCall(page, "save_calendar");
+  expect(save.args.input).toMatchObject({ id: 2, work_week: 0b100_1111, holidays: true });
+  await page.waitForSelector("#calendar-dialog", { state: "detached" });
+  // No working day at all is refused, naming the field.
+  await page.click('.cal-row[data-calendar-id="2"] .cal-edit');
+  await page.waitForSelector("#calendar-dialog");
+  for (const d of ["0", "1", "2", "3", "6"]) await page.uncheck(`#cal-work-week .work-day[data-day="${d}"]`);
+  await page.click("#cal-save");
+  await page.waitForSelector("#cal-error:not([hidden])");
+  expect(await page.textContent("#cal-error")).toMatch(/^Working week: 0 names no weekday/);
+  await page.close();
+});
+
 test("rename and delete a calendar (after confirming)", async () => {
   const { page } = await open();
   await page.click('.cal-row[data-calendar-id="3"] .cal-edit');

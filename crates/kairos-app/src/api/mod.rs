@@ -57,6 +57,12 @@ pub struct CalendarInfo {
     pub default_alarms: Vec<AlarmSpec>,
     /// Events (series count once) in it.
     pub events: u32,
+    /// Working weekdays for working-day reminders: Monday = bit 0 …
+    /// Sunday = bit 6 (31: Monday–Friday).
+    pub work_week: u8,
+    /// A holiday calendar: its all-day events are non-working days for
+    /// every calendar's working-day reminders.
+    pub holidays: bool,
 }
 
 /// Create (`id: null`) or change a calendar.
@@ -72,6 +78,10 @@ pub struct CalendarInput {
     pub visible: bool,
     /// Defaults for new events (at most 20).
     pub default_alarms: Vec<AlarmSpec>,
+    /// Working weekdays, Monday = bit 0 … Sunday = bit 6; at least one.
+    pub work_week: u8,
+    /// A holiday calendar.
+    pub holidays: bool,
 }
 
 /// A reminder of an event, as the editor shows it.

@@ -41,6 +41,8 @@ fn display_zone_shows_wall_times_and_hidden_calendars_are_left_out() {
             color: info.color,
             visible: false,
             default_alarms: vec![],
+            work_week: 31,
+            holidays: false,
         },
         t("2026-03-01T00:00:00Z"),
     )

@@ -266,10 +266,13 @@ fn upcoming_beyond_the_horizon_uses_the_working_time_the_engine_will_use() {
     )
     .expect("report");
     e.materialise().expect("materialise");
-    assert!(report_rows(&mut e).is_empty(), "a month away: not stored yet");
+    assert!(
+        report_rows(&mut e).is_empty(),
+        "a month away: not stored yet"
+    );
     let until = at("2026-04-30T00:00:00Z");
-    let preview = kairos_engine::preview::beyond_horizon(e.store(), now, until, utc, 100)
-        .expect("preview");
+    let preview =
+        kairos_engine::preview::beyond_horizon(e.store(), now, until, utc, 100).expect("preview");
     let got: Vec<(String, DateTime<Utc>)> = preview
         .into_iter()
         .filter(|p| p.uid == "report")
