@@ -13,7 +13,9 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+mod calendars;
 mod tasks;
+pub use calendars::{CalendarInfo, CalendarInput};
 pub use tasks::{TaskItem, TaskMark};
 
 /// An error as it crosses IPC: what kind, and a message for a person.
@@ -40,48 +42,6 @@ pub enum ErrorKind {
     Io,
     /// A bug or an unexpected state.
     Internal,
-}
-
-/// One calendar, as the sidebar shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-pub struct CalendarInfo {
-    /// Store id.
-    pub id: i64,
-    /// Name, unique.
-    pub name: String,
-    /// CSS colour, `#rrggbb`.
-    pub color: String,
-    /// Shown in the views.
-    pub visible: bool,
-    /// Reminders a new event in this calendar starts with.
-    pub default_alarms: Vec<AlarmSpec>,
-    /// Events (series count once) in it.
-    pub events: u32,
-    /// Working weekdays for working-day reminders: Monday = bit 0 …
-    /// Sunday = bit 6 (31: Monday–Friday).
-    pub work_week: u8,
-    /// A holiday calendar: its all-day events are non-working days for
-    /// every calendar's working-day reminders.
-    pub holidays: bool,
-}
-
-/// Create (`id: null`) or change a calendar.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-pub struct CalendarInput {
-    /// `null` to create.
-    pub id: Option<i64>,
-    /// Name, 1–200 characters, unique.
-    pub name: String,
-    /// `#rrggbb`.
-    pub color: String,
-    /// Shown in the views.
-    pub visible: bool,
-    /// Defaults for new events (at most 20).
-    pub default_alarms: Vec<AlarmSpec>,
-    /// Working weekdays, Monday = bit 0 … Sunday = bit 6; at least one.
-    pub work_week: u8,
-    /// A holiday calendar.
-    pub holidays: bool,
 }
 
 /// A reminder of an event, as the editor shows it.

@@ -23,6 +23,10 @@ use crate::engine::EngineError;
 use crate::materialise::{CalendarLabel, Planned, fingerprint, plan_with};
 use crate::sync::{acks, record, series_text};
 
+mod replace;
+pub(crate) use replace::replace;
+pub use replace::replace_series;
+
 /// Meta key: instances exist for every trigger before this instant.
 pub const MATERIALISED_UNTIL: &str = "materialised_until";
 
@@ -352,68 +356,4 @@ fn reschedule(
     let added = tx.insert_instances(&new, now)?;
     acks::enforce_on_new(tx, new.iter().map(|i| &i.key), now)?;
     Ok((dropped, added))
-}
-
-/// Replaces every component (master and overrides) of series `uid` in
-/// calendar `name` with `comps` (all of that `UID`; empty deletes the
-/// series), recomputes its pending instances and records the change for
-/// sync, in one transaction.
-///
-/// # Errors
-/// Store failures; the core's expansion limits.
-pub fn replace_series(
-    store: &mut Store,
-    name: &str,
-    uid: &str,
-    comps: &[Event],
-    now: DateTime<Utc>,
-    horizon: Duration,
-    floating: Tz,
-) -> Result<ImportReport, EngineError> {
-    replace(store, name, uid, comps, now, horizon, floating).map(|(r, _)| r)
-}
-
-/// [`replace_series`], also returning the shown reminders of a task now
-/// done, for the caller's channels to take back.
-pub(crate) fn replace(
-    store: &mut Store,
-    name: &str,
-    uid: &str,
-    comps: &[Event],
-    now: DateTime<Utc>,
-    horizon: Duration,
-    floating: Tz,
-) -> Result<(ImportReport, Vec<Withdrawal>), EngineError> {
-    let (cal_id, cal_uid) = calendar_named(store, name, now)?;
-    let label = CalendarLabel {
-        uid: &cal_uid,
-        name,
-    };
-    let t = Target::of(store, cal_id, label, now, horizon, floating)?;
-    let (dropped, scheduled, withdrawals) = store.write(|tx| -> Result<_, EngineError> {
-        let w = write_series(tx, &t, uid, comps)?;
-        let done = (w.dropped, w.scheduled, w.withdrawals);
-        let body = if comps.is_empty() {
-            Body::SeriesDelete {
-                calendar: cal_uid.clone(),
-                uid: uid.to_owned(),
-            }
-        } else {
-            let stored = tx.series_events(cal_id, uid)?;
-            Body::SeriesPut {
-                calendar: cal_uid.clone(),
-                uid: uid.to_owned(),
-                ics: series_text(stored.iter().map(|e| &e.ics)),
-            }
-        };
-        record(tx, body, now)?;
-        Ok(done)
-    })?;
-    let report = ImportReport {
-        events: comps.len(),
-        changed: comps.len(),
-        dropped,
-        scheduled,
-    };
-    Ok((report, withdrawals))
 }
