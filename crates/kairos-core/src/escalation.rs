@@ -98,20 +98,7 @@ pub fn parse(value: &str) -> Result<Escalation, String> {
 /// (`X-KAIROS-ESCALATE;ANY=PARAM:value`), else `None`.
 #[must_use]
 pub fn value_of(line: &str) -> Option<&str> {
-    let name_end = line.find([';', ':'])?;
-    if !line[..name_end].eq_ignore_ascii_case(PROPERTY) {
-        return None;
-    }
-    // The value starts at the first ':' outside a quoted parameter value.
-    let mut quoted = false;
-    for (i, c) in line.char_indices().skip(name_end) {
-        match c {
-            '"' => quoted = !quoted,
-            ':' if !quoted => return Some(&line[i + 1..]),
-            _ => {}
-        }
-    }
-    None
+    crate::model::property_value(line, PROPERTY)
 }
 
 /// The alarm's rule: its first `X-KAIROS-ESCALATE`, if that reads.
@@ -120,7 +107,7 @@ pub fn of(alarm: &Alarm) -> Option<Escalation> {
     alarm
         .extra
         .iter()
-        .find_map(|p| value_of(&p.line))
+        .find_map(|p| p.value_if(PROPERTY))
         .and_then(|v| parse(v).ok())
 }
 

@@ -109,6 +109,34 @@ pub struct RawProperty {
     pub line: String,
 }
 
+impl RawProperty {
+    /// The value, if the property is called `name` (see [`property_value`]).
+    #[must_use]
+    pub fn value_if(&self, name: &str) -> Option<&str> {
+        property_value(&self.line, name)
+    }
+}
+
+/// The value of content line `NAME;PARAMS:VALUE` if its name is `name`
+/// (case-insensitive): the text after the first `:` outside a quoted
+/// parameter value.
+#[must_use]
+pub fn property_value<'l>(line: &'l str, name: &str) -> Option<&'l str> {
+    let end = line.find([';', ':']).unwrap_or(line.len());
+    if !line[..end].eq_ignore_ascii_case(name) {
+        return None;
+    }
+    let mut quoted = false;
+    for (i, c) in line.char_indices().skip(end) {
+        match c {
+            '"' => quoted = !quoted,
+            ':' if !quoted => return Some(&line[i + 1..]),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// A `VALARM`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Alarm {

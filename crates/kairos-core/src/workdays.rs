@@ -132,28 +132,10 @@ pub fn parse(value: &str) -> Result<WorkRule, String> {
     }
 }
 
-/// The value of a raw content line `NAME;PARAMS:VALUE` if its name is `name`.
-fn value_of<'l>(line: &'l str, name: &str) -> Option<&'l str> {
-    let end = line.find([';', ':']).unwrap_or(line.len());
-    if !line[..end].eq_ignore_ascii_case(name) {
-        return None;
-    }
-    // The first ':' outside a quoted parameter value.
-    let mut quoted = false;
-    for (i, c) in line.char_indices().skip(end) {
-        match c {
-            '"' => quoted = !quoted,
-            ':' if !quoted => return Some(&line[i + 1..]),
-            _ => {}
-        }
-    }
-    None
-}
-
 /// The rule text of `alarm` (the value of its first `X-KAIROS-WORKDAYS`).
 #[must_use]
 pub fn rule_text(alarm: &Alarm) -> Option<&str> {
-    alarm.extra.iter().find_map(|p| value_of(&p.line, PROPERTY))
+    alarm.extra.iter().find_map(|p| p.value_if(PROPERTY))
 }
 
 /// The alarm's rule: `None` without one, `Some(Err)` for one that is ignored.

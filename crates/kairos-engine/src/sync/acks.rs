@@ -46,7 +46,7 @@ pub fn base_key(key: &str) -> &str {
 
 /// Instances a dismissal acknowledges: those that can still fire or are
 /// shown (what [`DISMISSABLE`] names, but `snoozed`).
-const OPEN: [State; 5] = [
+pub(crate) const OPEN: [State; 5] = [
     State::Pending,
     State::Firing,
     State::Delivered,

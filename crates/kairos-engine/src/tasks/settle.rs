@@ -6,15 +6,7 @@ use kairos_core::model::{Event, When};
 use kairos_store::{CalendarId, State, StoreError, Tx};
 
 use crate::channel::{WithdrawReason, Withdrawal};
-
-/// Instances that can still fire or are shown.
-const OPEN: [State; 5] = [
-    State::Pending,
-    State::Firing,
-    State::Delivered,
-    State::Failed,
-    State::Missed,
-];
+use crate::sync::acks::OPEN;
 
 /// After series `comps` (all of one UID) were written to `cal_id`: the
 /// instances of its done occurrences (all of them when the task as a whole

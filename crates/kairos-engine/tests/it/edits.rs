@@ -2,24 +2,10 @@
 //! new schedule in the same transaction; delivered ones are never re-sent
 //! when only text changed; deleting the alarm removes what was pending.
 
+use crate::support::{cal, now};
 use chrono::{DateTime, Duration, Utc};
-use kairos_core::{Limits, ics};
 use kairos_engine::import::import;
 use kairos_store::{State, Store};
-
-fn cal(body: &str) -> kairos_core::model::Calendar {
-    let text = format!(
-        "BEGIN:VCALENDAR\r\n{}\r\nEND:VCALENDAR\r\n",
-        body.trim().replace('\n', "\r\n")
-    );
-    ics::parse_calendar(text.as_bytes(), &Limits::default()).expect("valid")
-}
-
-fn now() -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339("2026-06-01T08:00:00Z")
-        .expect("now")
-        .with_timezone(&Utc)
-}
 
 const EVENT: &str = "BEGIN:VEVENT\nUID:m\nSUMMARY:Meeting\nDTSTART:20260601T100000Z\nRRULE:FREQ=DAILY;COUNT=3\n\
                      BEGIN:VALARM\nACTION:DISPLAY\nTRIGGER:-PT15M\nEND:VALARM\nEND:VEVENT";

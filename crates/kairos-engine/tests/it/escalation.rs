@@ -6,8 +6,9 @@
 
 use std::sync::{Arc, Mutex};
 
+use crate::support::{at, cal, now};
 use chrono::{DateTime, Duration, Utc};
-use kairos_core::{Limits, ics};
+use kairos_core::Limits;
 use kairos_engine::actions::{dismiss, dismiss_here, snooze};
 use kairos_engine::channel::{Channel, Delivery, Reminder};
 use kairos_engine::clock::{Clock, ManualClock};
@@ -40,26 +41,6 @@ impl Channel for Recorder {
             Ok(())
         })
     }
-}
-
-fn now() -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339("2026-06-01T08:00:00Z")
-        .expect("now")
-        .with_timezone(&Utc)
-}
-
-fn at(s: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(s)
-        .expect("time")
-        .with_timezone(&Utc)
-}
-
-fn cal(body: &str) -> kairos_core::model::Calendar {
-    let text = format!(
-        "BEGIN:VCALENDAR\r\n{}\r\nEND:VCALENDAR\r\n",
-        body.trim().replace('\n', "\r\n")
-    );
-    ics::parse_calendar(text.as_bytes(), &Limits::default()).expect("valid")
 }
 
 /// 10:00 meeting, reminded at 09:45 and then every 5 minutes, 3 more times

@@ -6,6 +6,7 @@ mod edits;
 mod engine;
 mod escalation;
 mod preview;
+mod support;
 mod sync;
 mod tasks;
 mod wall_timer;

@@ -4,27 +4,13 @@
 
 use std::sync::Arc;
 
+use crate::support::{cal, now};
 use chrono::{DateTime, Duration, Utc};
-use kairos_core::{Limits, ics};
 use kairos_engine::clock::ManualClock;
 use kairos_engine::engine::{Config, Engine};
 use kairos_engine::import::import;
 use kairos_engine::preview::{MAX_DAYS_AHEAD, PreviewError, beyond_horizon};
 use kairos_store::Store;
-
-fn now() -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339("2026-06-01T08:00:00Z")
-        .expect("now")
-        .with_timezone(&Utc)
-}
-
-fn cal(body: &str) -> kairos_core::model::Calendar {
-    let text = format!(
-        "BEGIN:VCALENDAR\r\n{}\r\nEND:VCALENDAR\r\n",
-        body.trim().replace('\n', "\r\n")
-    );
-    ics::parse_calendar(text.as_bytes(), &Limits::default()).expect("valid")
-}
 
 /// A daily series in a DST zone plus a one-off 20 days out.
 const EVENTS: &str = "BEGIN:VEVENT\nUID:daily\nSUMMARY:Standup\nDTSTART;TZID=Europe/Berlin:20260601T093000\n\

@@ -2,8 +2,8 @@
 //! network): what one records, the other applies to the same rows; acks
 //! only move forward; an ack that arrives before its event still wins.
 
+use crate::support::{cal, now};
 use chrono::{DateTime, Duration, Utc};
-use kairos_core::{Limits, ics};
 use kairos_engine::actions::{dismiss, snooze};
 use kairos_engine::import::import;
 use kairos_engine::sync::apply::apply_remote;
@@ -11,21 +11,7 @@ use kairos_engine::sync::{Identity, join};
 use kairos_proto::Op;
 use kairos_store::{State, Store};
 
-fn now() -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339("2026-06-01T08:00:00Z")
-        .expect("now")
-        .with_timezone(&Utc)
-}
-
 const H: i64 = 48;
-
-fn cal(body: &str) -> kairos_core::model::Calendar {
-    let text = format!(
-        "BEGIN:VCALENDAR\r\n{}\r\nEND:VCALENDAR\r\n",
-        body.trim().replace('\n', "\r\n")
-    );
-    ics::parse_calendar(text.as_bytes(), &Limits::default()).expect("valid")
-}
 
 const EVENT: &str = "BEGIN:VEVENT\nUID:m\nSUMMARY:Meeting\nDTSTART:20260601T100000Z\n\
                      BEGIN:VALARM\nACTION:DISPLAY\nTRIGGER:-PT15M\nEND:VALARM\nEND:VEVENT";

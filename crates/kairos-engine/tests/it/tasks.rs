@@ -6,7 +6,6 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
-use kairos_core::{Limits, ics};
 use kairos_engine::channel::WithdrawReason;
 use kairos_engine::clock::{Clock, ManualClock};
 use kairos_engine::engine::{Config, Engine};
@@ -15,20 +14,7 @@ use kairos_engine::tasks::{TaskError, done, open_tasks};
 use kairos_store::{State, Store};
 
 use crate::engine::Recorder;
-
-fn at(s: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(s)
-        .expect("instant")
-        .with_timezone(&Utc)
-}
-
-fn cal(body: &str) -> kairos_core::model::Calendar {
-    let text = format!(
-        "BEGIN:VCALENDAR\r\n{}\r\nEND:VCALENDAR\r\n",
-        body.trim().replace('\n', "\r\n")
-    );
-    ics::parse_calendar(text.as_bytes(), &Limits::default()).expect("valid")
-}
+use crate::support::{at, cal};
 
 const H: Duration = Duration::hours(72);
 

@@ -5,8 +5,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use crate::support::{at, cal};
 use chrono::{DateTime, Duration, Utc};
-use kairos_core::{Limits, ics};
 use kairos_engine::channel::{Channel, Delivery, Reminder};
 use kairos_engine::clock::ManualClock;
 use kairos_engine::engine::{Config, Engine};
@@ -33,20 +33,6 @@ impl Channel for Recorder {
             Ok(())
         })
     }
-}
-
-fn at(s: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(s)
-        .expect("instant")
-        .with_timezone(&Utc)
-}
-
-fn cal(body: &str) -> kairos_core::model::Calendar {
-    let text = format!(
-        "BEGIN:VCALENDAR\r\n{}\r\nEND:VCALENDAR\r\n",
-        body.trim().replace('\n', "\r\n")
-    );
-    ics::parse_calendar(text.as_bytes(), &Limits::default()).expect("valid")
 }
 
 /// The report is due Monday 6 April 2026 (Easter Monday) 09:00 Berlin;
