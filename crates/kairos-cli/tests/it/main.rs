@@ -12,6 +12,20 @@ mod workdays;
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
+/// The JSON lines a successful run printed (panics, with its stderr, if
+/// it failed).
+pub(crate) fn ok_lines(out: &Output) -> Vec<serde_json::Value> {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
 fn kairos(args: &[&str], stdin: &[u8]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_kairos"))
         .args(args)

@@ -8,18 +8,7 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 
 use crate::daemon::{kairos, read, start_with, wait_for_file};
-
-fn json_lines(out: &std::process::Output) -> Vec<serde_json::Value> {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json line"))
-        .collect()
-}
+use crate::ok_lines;
 
 fn import(db: &Path, body: &str) {
     let file = db.with_extension("ics");
@@ -41,7 +30,7 @@ fn import(db: &Path, body: &str) {
 }
 
 fn uids(db: &Path) -> Vec<String> {
-    json_lines(
+    ok_lines(
         &kairos(db)
             .args(["tasks", "--tz", "UTC"])
             .output()
@@ -70,7 +59,7 @@ fn tasks_lists_open_ones_due_soonest_and_done_closes_them() {
             day(-5)
         ),
     );
-    let lines = json_lines(
+    let lines = ok_lines(
         &kairos(&db)
             .args(["tasks", "--tz", "UTC"])
             .output()
@@ -90,7 +79,7 @@ fn tasks_lists_open_ones_due_soonest_and_done_closes_them() {
         .args(["done", "late", "--tz", "UTC"])
         .output()
         .expect("done");
-    let v = &json_lines(&out)[0];
+    let v = &ok_lines(&out)[0];
     assert_eq!(v["done"], "late");
     assert_eq!(v["calendar"], "default");
     assert_eq!(uids(&db), ["tomorrow", "someday"]);
@@ -143,7 +132,7 @@ fn the_daemon_fires_a_task_reminder_once_and_not_after_it_is_done() {
         .args(["done", "pay", "--tz", "UTC"])
         .output()
         .expect("done");
-    assert_eq!(json_lines(&out)[0]["dropped"], 1, "the second reminder");
+    assert_eq!(ok_lines(&out)[0]["dropped"], 1, "the second reminder");
     read(
         &d,
         1,

@@ -7,18 +7,7 @@ use chrono::{Duration, Utc};
 
 use crate::assert_clean_failure;
 use crate::daemon::kairos;
-
-fn lines(out: &std::process::Output) -> Vec<serde_json::Value> {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json line"))
-        .collect()
-}
+use crate::ok_lines;
 
 #[test]
 fn until_shows_a_reminder_30_days_out_and_without_it_only_stored_ones() {
@@ -49,13 +38,13 @@ fn until_shows_a_reminder_30_days_out_and_without_it_only_stored_ones() {
         String::from_utf8_lossy(&out.stderr)
     );
 
-    let stored = lines(&kairos(&db).arg("upcoming").output().expect("run"));
+    let stored = ok_lines(&kairos(&db).arg("upcoming").output().expect("run"));
     assert_eq!(stored.len(), 1, "{stored:?}");
     assert_eq!(stored[0]["summary"], "Soon");
     assert_eq!(stored[0]["planned"], false);
 
     let until = (now + Duration::days(31)).format("%Y-%m-%d").to_string();
-    let all = lines(
+    let all = ok_lines(
         &kairos(&db)
             .args(["upcoming", "--tz", "UTC", "--until", &until])
             .output()
@@ -70,7 +59,7 @@ fn until_shows_a_reminder_30_days_out_and_without_it_only_stored_ones() {
     assert!(key.contains("/far/"), "{key}");
 
     // --limit bounds both kinds together.
-    let one = lines(
+    let one = ok_lines(
         &kairos(&db)
             .args(["upcoming", "--until", &until, "--limit", "1"])
             .output()

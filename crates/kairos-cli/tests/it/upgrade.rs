@@ -19,16 +19,7 @@ fn offset_to(at: &str) -> String {
 }
 
 fn upcoming(db: &Path) -> Vec<serde_json::Value> {
-    let out = kairos(db).arg("upcoming").output().expect("upcoming");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json line"))
-        .collect()
+    crate::ok_lines(&kairos(db).arg("upcoming").output().expect("upcoming"))
 }
 
 #[test]

@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 
 use crate::assert_clean_failure;
 use crate::daemon::kairos;
+use crate::ok_lines;
 
 const FEED: &str = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:t\r\n\
     BEGIN:VEVENT\r\nUID:good-friday\r\nSUMMARY:Karfreitag\r\nDTSTART;VALUE=DATE:20260403\r\nEND:VEVENT\r\n\
@@ -28,18 +29,6 @@ fn run(db: &Path, args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run kairos")
-}
-
-fn ok_lines(out: &Output) -> Vec<serde_json::Value> {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect()
 }
 
 fn triggers(db: &Path) -> Vec<String> {
