@@ -3,6 +3,7 @@
 //! `kairos` processes on their own databases. No sleeps: every wait is for
 //! a line or a state, with a deadline.
 
+mod escalation;
 mod faults;
 mod tasks;
 mod two_devices;
@@ -247,6 +248,15 @@ impl Device {
             assert!(Instant::now() < until, "{what}: still {now:?}");
             std::thread::yield_now();
         }
+    }
+}
+
+/// Waits until the device's daemon holds a live session.
+pub fn wait_connected(d: &Device) {
+    let until = Instant::now() + Duration::from_secs(20);
+    while d.status()["connected"] != true {
+        assert!(Instant::now() < until, "{} never connected", d.id);
+        std::thread::yield_now();
     }
 }
 

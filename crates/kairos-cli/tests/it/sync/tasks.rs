@@ -1,18 +1,14 @@
 //! A task done on one device: its reminder showing on the other is taken
 //! back, and the next one does not fire there.
 
-use super::{in_secs, lines, pair_of, until_line};
+use super::{in_secs, lines, pair_of, until_line, wait_connected};
 
 #[test]
 fn a_task_done_on_one_device_stops_its_reminders_on_the_other() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (_server, a, b) = pair_of(dir.path());
     let bd = b.daemon();
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while b.status()["connected"] != true {
-        assert!(std::time::Instant::now() < until, "B never connected");
-        std::thread::yield_now();
-    }
+    wait_connected(&b);
     // Due in 60 s, reminded at 2 s and 15 s from now; a sentinel event at
     // 17 s shows B went on past the second reminder.
     a.import(&format!(

@@ -1,17 +1,8 @@
 //! Two devices (two databases, their daemons) and one real server.
 
-use std::time::{Duration, Instant};
-
-use super::{Device, Server, calendar, in_secs, lines, next_line, pair_of, until_line};
-
-/// Waits until the device's daemon holds a live session.
-fn wait_connected(d: &Device) {
-    let until = Instant::now() + Duration::from_secs(20);
-    while d.status()["connected"] != true {
-        assert!(Instant::now() < until, "{} never connected", d.id);
-        std::thread::yield_now();
-    }
-}
+use super::{
+    Device, Server, calendar, in_secs, lines, next_line, pair_of, until_line, wait_connected,
+};
 
 fn key_of(d: &Device, uid: &str) -> String {
     d.upcoming()
