@@ -55,6 +55,7 @@ pub fn typescript() -> String {
         CalendarInfo::decl(&cfg),
         CalendarInput::decl(&cfg),
         AlarmSpec::decl(&cfg),
+        Again::decl(&cfg),
         Related::decl(&cfg),
         OccurrenceView::decl(&cfg),
         EventRef::decl(&cfg),

@@ -3,10 +3,11 @@
 
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, Utc};
 use chrono_tz::Tz;
-use kairos_core::model::{Alarm, Event, Related as CoreRelated, Trigger, When, Zone};
+use kairos_core::escalation::{MAX_COUNT, PROPERTY};
+use kairos_core::model::{Alarm, Event, RawProperty, Related as CoreRelated, Trigger, When, Zone};
 use kairos_core::time::{Dur, resolve_local};
 
-use crate::api::{AlarmSpec, ApiError, Related};
+use crate::api::{Again, AlarmSpec, ApiError, Related};
 use crate::error::ApiResult;
 
 /// Most reminders one event may have.
@@ -82,7 +83,9 @@ pub fn instant(local: NaiveDateTime, tz: Tz) -> DateTime<Utc> {
 /// An editor reminder as a `VALARM` of an event titled `title` in `tz`.
 pub fn alarm_of(spec: &AlarmSpec, title: &str, tz: Tz) -> ApiResult<Alarm> {
     let trigger = match spec {
-        AlarmSpec::Before { minutes, related } => {
+        AlarmSpec::Before {
+            minutes, related, ..
+        } => {
             if minutes.unsigned_abs() > 366 * 24 * 60 {
                 return Err(ApiError::invalid(format!(
                     "reminder: {minutes} minutes is more than a year"
@@ -96,8 +99,23 @@ pub fn alarm_of(spec: &AlarmSpec, title: &str, tz: Tz) -> ApiResult<Alarm> {
                 },
             }
         }
-        AlarmSpec::At { at } => Trigger::Absolute(instant(wall(at, "reminder time")?, tz)),
+        AlarmSpec::At { at, .. } => Trigger::Absolute(instant(wall(at, "reminder time")?, tz)),
     };
+    let again = match spec {
+        AlarmSpec::Before { again, .. } | AlarmSpec::At { again, .. } => *again,
+    };
+    let mut extra = Vec::new();
+    if let Some(a) = again {
+        if !(1..=1440).contains(&a.every_minutes) || !(1..=MAX_COUNT).contains(&a.max) {
+            return Err(ApiError::invalid(format!(
+                "reminder: again every {} minutes, {} times: between 1 and 1440 minutes, 1 and {MAX_COUNT} times",
+                a.every_minutes, a.max
+            )));
+        }
+        extra.push(RawProperty {
+            line: format!("{PROPERTY}:v=1;every=PT{}M;max={}", a.every_minutes, a.max),
+        });
+    }
     Ok(Alarm {
         uid: None,
         action: "DISPLAY".into(),
@@ -112,13 +130,17 @@ pub fn alarm_of(spec: &AlarmSpec, title: &str, tz: Tz) -> ApiResult<Alarm> {
         summary: None,
         acknowledged: None,
         snooze_of: None,
-        extra: Vec::new(),
+        extra,
     })
 }
 
 /// A `VALARM` as the editor shows it.
 #[must_use]
 pub fn spec_of(a: &Alarm, tz: Tz) -> AlarmSpec {
+    let again = kairos_core::escalation::of(a).map(|e| Again {
+        every_minutes: u32::try_from(e.every.num_minutes()).unwrap_or(1),
+        max: e.max,
+    });
     match a.trigger {
         Trigger::Relative { offset, related } => {
             let secs = offset.days * 86_400 + offset.secs;
@@ -128,10 +150,12 @@ pub fn spec_of(a: &Alarm, tz: Tz) -> AlarmSpec {
                     CoreRelated::Start => Related::Start,
                     CoreRelated::End => Related::End,
                 },
+                again,
             }
         }
         Trigger::Absolute(t) => AlarmSpec::At {
             at: fmt_minute(wall_in(t, tz)),
+            again,
         },
     }
 }

@@ -90,11 +90,29 @@ minutes: number,
 /**
  * Relative to the event's start or its end.
  */
-related: Related, } | { "kind": "at", 
+related: Related, 
+/**
+ * Ring again until dismissed (absent: once).
+ */
+again?: Again, } | { "kind": "at", 
 /**
  * Wall time `YYYY-MM-DDTHH:MM` in the event's zone.
  */
-at: string, };
+at: string, 
+/**
+ * Ring again until dismissed (absent: once).
+ */
+again?: Again, };
+
+export type Again = { 
+/**
+ * Minutes between rings, 1–1440.
+ */
+every_minutes: number, 
+/**
+ * Rings after the first, 1–100.
+ */
+max: number, };
 
 export type Related = "start" | "end";
 

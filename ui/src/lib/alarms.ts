@@ -2,7 +2,7 @@
  * Reminders as the editor shows them: rows of (kind, minutes, related, at)
  * to and from the contract's `AlarmSpec`, presets, and readable labels.
  */
-import type { AlarmSpec, Related } from "../ipc/bindings";
+import type { Again, AlarmSpec, Related } from "../ipc/bindings";
 import { formatWall } from "./dates";
 import { t, type Key } from "../i18n";
 
@@ -16,25 +16,40 @@ export interface AlarmRow {
   related: Related;
   /** `YYYY-MM-DDTHH:MM`, used when `kind` is `at`. */
   at: string;
+  /** Ring again until dismissed (`X-KAIROS-ESCALATE`), or once. */
+  again: Again | null;
 }
+
+/** Minutes between rings offered for "again until dismissed". */
+export const AGAIN_MINUTES = [5, 10, 15, 30, 60] as const;
 
 /** Minutes before the start offered as one-click reminders. */
 export const PRESET_MINUTES = [0, 5, 10, 15, 30, 60, 1440] as const;
 
 export function rowOf(spec: AlarmSpec, fallbackAt: string): AlarmRow {
-  if (spec.kind === "at") return { kind: "at", minutes: 15, related: "start", at: spec.at.slice(0, 16) };
+  const again = spec.again ?? null;
+  if (spec.kind === "at") return { kind: "at", minutes: 15, related: "start", at: spec.at.slice(0, 16), again };
   return {
     kind: spec.minutes < 0 ? "after" : "before",
     minutes: Math.abs(spec.minutes),
     related: spec.related,
     at: fallbackAt.slice(0, 16),
+    again,
   };
 }
 
 export function specOf(row: AlarmRow): AlarmSpec {
-  if (row.kind === "at") return { kind: "at", at: row.at };
+  // Only an escalating row carries `again` (the contract leaves it out otherwise).
+  const again = row.again ? { again: row.again } : {};
+  if (row.kind === "at") return { kind: "at", at: row.at, ...again };
   const m = Math.max(0, Math.round(row.minutes));
-  return { kind: "before", minutes: row.kind === "after" ? -m : m, related: row.related };
+  return { kind: "before", minutes: row.kind === "after" ? -m : m, related: row.related, ...again };
+}
+
+/** ", then every 5 minutes until dismissed (at most 6 times)", or "". */
+export function againLabel(again: Again | null | undefined): string {
+  if (!again) return "";
+  return t("alarm.againLabel", { d: durationLabel(again.every_minutes), n: again.max });
 }
 
 /** "90 minutes", "1 hour", "2 days": the largest whole unit. */

@@ -231,6 +231,9 @@ export class FakeBackend {
     if (d.rrule !== null && !/^FREQ=(DAILY|WEEKLY|MONTHLY|YEARLY)(;[A-Z]+=[A-Z0-9,+-]+)*$/.test(d.rrule))
       throw invalid(`recurrence: "${d.rrule}" is not an RRULE value (e.g. FREQ=WEEKLY;BYDAY=MO)`);
     if (d.alarms.length > 20) throw invalid("reminders: more than 20");
+    for (const a of d.alarms)
+      if (a.again && (a.again.every_minutes < 1 || a.again.every_minutes > 1440 || a.again.max < 1 || a.again.max > 100))
+        throw invalid(`reminder: again every ${a.again.every_minutes} minutes, ${a.again.max} times: between 1 and 1440 minutes, 1 and 100 times`);
   }
 
   private saveEvent(r: SaveEvent): EventRef {

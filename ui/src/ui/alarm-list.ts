@@ -1,10 +1,11 @@
 /**
  * The reminders list of the event editor and of a calendar's defaults:
  * rows of "[15] min [before] [start]" or "[at a time] [2026-12-03 09:00]",
+ * each rung once or "[again every 5 minutes] [6]" times until dismissed;
  * an "Add reminder" button and a quick-add menu of presets.
  */
 import type { AlarmSpec } from "../ipc";
-import { alarmLabel, PRESET_MINUTES, rowOf, specOf, type AlarmRow } from "../lib/alarms";
+import { AGAIN_MINUTES, againLabel, alarmLabel, PRESET_MINUTES, rowOf, snoozeLabel, specOf, type AlarmRow } from "../lib/alarms";
 import { locale, t } from "../i18n";
 import { h, option } from "./dom";
 
@@ -44,6 +45,15 @@ function rowEl(row: AlarmRow, opts: AlarmListOptions, changed: () => void): HTML
     option("end", t("alarm.end"), row.related === "end"),
   );
   const at = h("input", { class: "alarm-at", type: "datetime-local", value: row.at, "aria-label": t("alarm.at") });
+  // Again until dismissed: every N minutes, at most M times.
+  const everies = [...new Set([...AGAIN_MINUTES, ...(row.again ? [row.again.every_minutes] : [])])].sort((a, b) => a - b);
+  const again = h(
+    "select",
+    { class: "alarm-again", "aria-label": t("alarm.again") },
+    option("", t("alarm.once"), row.again === null),
+    ...everies.map((m) => option(String(m), t("alarm.againEvery", { d: snoozeLabel(m) }), row.again?.every_minutes === m)),
+  );
+  const againMax = h("input", { class: "alarm-again-max", type: "number", min: "1", max: "100", step: "1", value: String(row.again?.max ?? 6), "aria-label": t("alarm.againMax"), title: t("alarm.againMax") });
   const label = h("span", { class: "alarm-label muted" });
   const el = h(
     "div",
@@ -53,8 +63,10 @@ function rowEl(row: AlarmRow, opts: AlarmListOptions, changed: () => void): HTML
     kind,
     related,
     at,
-    label,
+    again,
+    againMax,
     h("button", { type: "button", class: "alarm-remove icon-btn", title: t("alarm.remove"), "aria-label": t("alarm.remove"), onclick: () => (el.remove(), changed()) }, "×"),
+    label,
   );
   const sync = (): void => {
     const isAt = kind.value === "at";
@@ -62,10 +74,12 @@ function rowEl(row: AlarmRow, opts: AlarmListOptions, changed: () => void): HTML
     if (opts.due) related.hidden = true;
     at.hidden = !isAt;
     if (isAt && !at.value) at.value = opts.startOf();
-    label.textContent = alarmLabel(specOf(readRow(el)), locale(), opts.due);
+    againMax.hidden = again.value === "";
+    const r = readRow(el);
+    label.textContent = alarmLabel(specOf(r), locale(), opts.due) + againLabel(r.again);
   };
-  for (const x of [kind, minutes, related, at]) x.addEventListener("input", sync);
-  for (const x of [kind, minutes, related, at]) x.addEventListener("change", sync);
+  for (const x of [kind, minutes, related, at, again, againMax]) x.addEventListener("input", sync);
+  for (const x of [kind, minutes, related, at, again, againMax]) x.addEventListener("change", sync);
   sync();
   return el;
 }
@@ -78,7 +92,14 @@ function readRow(el: HTMLElement): AlarmRow {
     minutes: Number.isFinite(minutes) ? minutes : 0,
     related: q<HTMLSelectElement>(".alarm-related").value === "end" ? "end" : "start",
     at: q<HTMLInputElement>(".alarm-at").value,
+    again: againOf(q<HTMLSelectElement>(".alarm-again").value, q<HTMLInputElement>(".alarm-again-max").value),
   };
+}
+
+function againOf(every: string, max: string): AlarmRow["again"] {
+  if (every === "") return null;
+  const n = Math.round(Number(max));
+  return { every_minutes: Number(every), max: Number.isFinite(n) ? n : 0 };
 }
 
 export function alarmList(initial: AlarmSpec[], opts: AlarmListOptions): AlarmList {

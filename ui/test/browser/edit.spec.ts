@@ -79,3 +79,21 @@ test("the time-zone field searches the backend's zones", async () => {
   expect(await page.isVisible("#editor")).toBe(true);
   await page.close();
 });
+
+test("a reminder that rings again every 5 minutes until dismissed, at most 3 times", async () => {
+  const { page } = await open();
+  await page.click("#new-event");
+  await page.waitForSelector("#editor");
+  await page.fill("#ev-title", "Pill");
+  await page.click("#ev-add-alarm");
+  const row = page.locator("#ev-alarms .alarm-row").last();
+  expect(await row.locator(".alarm-again-max").isHidden()).toBe(true);
+  await row.locator(".alarm-again").selectOption("5");
+  await row.locator(".alarm-again-max").fill("3");
+  expect(await row.locator(".alarm-label").textContent()).toContain("then every 5 minutes until dismissed (at most 3 times)");
+  await page.click("#ev-save");
+  const save = await waitForCall(page, "save_event");
+  const alarms = (save.args.request as { draft: { alarms: unknown[] } }).draft.alarms;
+  expect(alarms[alarms.length - 1]).toEqual({ kind: "before", minutes: 15, related: "start", again: { every_minutes: 5, max: 3 } });
+  await page.close();
+});

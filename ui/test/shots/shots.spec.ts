@@ -28,6 +28,7 @@ test("screenshots", async () => {
   await page.waitForSelector("#editor");
   await page.fill("#ev-title", "Planning poker");
   await page.click("#ev-add-alarm");
+  await page.locator("#ev-alarms .alarm-row").last().locator(".alarm-again").selectOption("5");
   await page.screenshot({ path: join(DIR, "editor.png") });
   await page.keyboard.press("Escape");
   await page.click('.task-row[data-uid="passport"] .task-open');

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, test } from "vitest";
-import { alarmLabel, durationLabel, parseMinutesList, rowOf, snoozeLabel, specOf } from "../../src/lib/alarms";
+import { againLabel, alarmLabel, durationLabel, parseMinutesList, rowOf, snoozeLabel, specOf } from "../../src/lib/alarms";
 import { setLang } from "../../src/i18n";
 import type { AlarmSpec } from "../../src/ipc/bindings";
 
@@ -21,7 +21,7 @@ describe("rows and specs", () => {
   });
 
   test("'after' rows send negative minutes, rounded", () => {
-    expect(specOf({ kind: "after", minutes: 4.6, related: "start", at: "" })).toEqual({ kind: "before", minutes: -5, related: "start" });
+    expect(specOf({ kind: "after", minutes: 4.6, related: "start", at: "", again: null })).toEqual({ kind: "before", minutes: -5, related: "start" });
   });
 });
 
@@ -75,5 +75,22 @@ describe("parseMinutesList", () => {
     expect(parseMinutesList("5, soon")).toBeNull();
     expect(parseMinutesList("0")).toBeNull();
     expect(parseMinutesList("")).toBeNull();
+  });
+});
+
+describe("again until dismissed", () => {
+  test("a row carries `again` only when it escalates, and round-trips", () => {
+    const once = { kind: "before", minutes: 10, related: "start" } as const;
+    expect(specOf(rowOf(once, "2026-12-03T09:00"))).toEqual(once);
+    expect(Object.keys(specOf(rowOf(once, "2026-12-03T09:00")))).not.toContain("again");
+    const nag = { kind: "before", minutes: 0, related: "start", again: { every_minutes: 5, max: 6 } } as const;
+    expect(specOf(rowOf(nag, "2026-12-03T09:00"))).toEqual(nag);
+    const at = { kind: "at", at: "2026-12-03T09:00", again: { every_minutes: 60, max: 3 } } as const;
+    expect(specOf(rowOf(at, "2026-12-03T09:00"))).toEqual(at);
+  });
+  test("label", () => {
+    setLang("en");
+    expect(againLabel({ every_minutes: 5, max: 6 })).toBe(", then every 5 minutes until dismissed (at most 6 times)");
+    expect(againLabel(null)).toBe("");
   });
 });

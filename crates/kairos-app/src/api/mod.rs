@@ -54,12 +54,31 @@ pub enum AlarmSpec {
         minutes: i32,
         /// Relative to the event's start or its end.
         related: Related,
+        /// Ring again until dismissed (absent: once).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        again: Option<Again>,
     },
     /// At a fixed wall time in the event's zone.
     At {
         /// Wall time `YYYY-MM-DDTHH:MM` in the event's zone.
         at: String,
+        /// Ring again until dismissed (absent: once).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        again: Option<Again>,
     },
+}
+
+/// An escalating reminder (`X-KAIROS-ESCALATE`): it rings again every
+/// `every_minutes` until it is dismissed or snoozed (here or on another
+/// device), at most `max` more times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct Again {
+    /// Minutes between rings, 1–1440.
+    pub every_minutes: u32,
+    /// Rings after the first, 1–100.
+    pub max: u32,
 }
 
 /// What a relative reminder is measured from.

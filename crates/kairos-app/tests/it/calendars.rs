@@ -18,6 +18,7 @@ fn create_rename_default_alarms_delete() {
                 default_alarms: vec![AlarmSpec::Before {
                     minutes: 10,
                     related: Related::Start,
+                    again: None,
                 }],
                 work_week: 31,
                 holidays: false,

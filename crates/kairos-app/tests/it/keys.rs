@@ -75,3 +75,57 @@ fn editing_the_text_of_an_imported_event_keeps_its_keys_uid_and_escalation_rule(
     );
     assert!(stored.contains("UID:alarm-1"), "{stored}");
 }
+
+#[test]
+fn a_reminder_set_to_ring_again_is_stored_as_an_escalation_and_read_back() {
+    use kairos_app::api::{Again, AlarmSpec, Related};
+    let (mut app, _dir, _) = app("UTC", "2026-06-01T08:00:00Z");
+    let now = t("2026-06-01T08:00:00Z");
+    let c = super::cal(&app);
+    let again = AlarmSpec::Before {
+        minutes: 0,
+        related: Related::Start,
+        again: Some(Again {
+            every_minutes: 5,
+            max: 3,
+        }),
+    };
+    let mut d = super::draft(c, "Pill", "2026-06-01T20:00", "2026-06-01T20:05", "UTC");
+    d.alarms = vec![again.clone()];
+    let r = super::create(&mut app, d.clone(), "2026-06-01T08:00:00Z");
+    assert_eq!(app.get_event(&r).expect("get").draft.alarms, [again]);
+    let keys: Vec<String> = app
+        .store()
+        .due(t("2027-01-01T00:00:00Z"), 100)
+        .expect("due")
+        .into_iter()
+        .map(|i| i.key)
+        .collect();
+    assert_eq!(keys.len(), 4, "the reminder and 3 repetitions: {keys:?}");
+    assert!(keys.iter().any(|k| k.ends_with("~again@3")), "{keys:?}");
+    for (every, max) in [(0, 3), (1441, 3), (5, 0), (5, 101)] {
+        d.alarms = vec![AlarmSpec::Before {
+            minutes: 0,
+            related: Related::Start,
+            again: Some(Again {
+                every_minutes: every,
+                max,
+            }),
+        }];
+        let err = app
+            .save_event(
+                SaveEvent {
+                    event: None,
+                    scope: Scope::All,
+                    draft: d.clone(),
+                },
+                now,
+            )
+            .expect_err("out of range");
+        assert!(
+            err.message.starts_with("reminder: again every"),
+            "{}",
+            err.message
+        );
+    }
+}

@@ -50,6 +50,7 @@ pub fn draft(cal: i64, title: &str, start: &str, end: &str, tz: &str) -> EventDr
         alarms: vec![AlarmSpec::Before {
             minutes: 15,
             related: Related::Start,
+            again: None,
         }],
         task: None,
     }

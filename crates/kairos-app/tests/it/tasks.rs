@@ -18,6 +18,7 @@ fn task(cal: i64, title: &str, due: &str, priority: Option<u8>) -> EventDraft {
         alarms: vec![AlarmSpec::Before {
             minutes: 60,
             related: Related::Start,
+            again: None,
         }],
         ..draft(cal, title, due, due, "Europe/Berlin")
     }
@@ -64,7 +65,8 @@ fn a_task_from_the_editor_is_listed_shown_on_its_due_day_and_done_stops_its_remi
         detail.draft.alarms,
         [AlarmSpec::Before {
             minutes: 60,
-            related: Related::End
+            related: Related::End,
+            again: None,
         }],
         "a task's reminder counts from DUE"
     );
