@@ -77,13 +77,19 @@ pub fn beyond_horizon(
     let floating = database_zone(store, fallback)?;
     let limits = Limits::default();
     let mut out = Vec::new();
+    // Holidays once for every calendar (as `Engine::materialise` does).
+    let holidays = store.read(|r| crate::workdays::holiday_dates(r, from, until))?;
+    let weeks = store.work_settings()?;
     for cal in store.calendars()? {
         let parsed = crate::tasks::stored(store, cal.id, &cal.name)?;
         let label = CalendarLabel {
             uid: &cal.uid,
             name: &cal.name,
         };
-        let work = store.read(|r| crate::workdays::work_time(r, cal.id, from, until))?;
+        let work = kairos_core::workdays::WorkTime {
+            week: crate::workdays::week_of(&weeks, cal.id),
+            holidays: holidays.clone(),
+        };
         let planned =
             plan_with(label, &parsed, from, until, floating, &limits, &work).map_err(|source| {
                 EngineError::Calendar {

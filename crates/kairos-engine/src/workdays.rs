@@ -60,15 +60,18 @@ pub fn work_time(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> Result<WorkTime, EngineError> {
-    let week = r
-        .work_settings()?
-        .into_iter()
-        .find(|s| s.id == cal)
-        .map_or(MON_FRI, |s| s.week);
     Ok(WorkTime {
-        week,
+        week: week_of(&r.work_settings()?, cal),
         holidays: holiday_dates(r, from, to)?,
     })
+}
+
+/// Calendar `cal`'s working week among `weeks` (Monday–Friday if unset).
+pub(crate) fn week_of(weeks: &[WorkSettings], cal: CalendarId) -> u8 {
+    weeks
+        .iter()
+        .find(|w| w.id == cal)
+        .map_or(MON_FRI, |w| w.week)
 }
 
 /// Is `cal` a holiday feed?

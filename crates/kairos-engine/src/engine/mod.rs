@@ -18,7 +18,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
 use kairos_core::Limits;
-use kairos_core::workdays::{self, WorkTime};
+use kairos_core::workdays::WorkTime;
 use kairos_store::{NewInstance, State, Store, StoreError};
 
 use crate::channel::{Channel, Withdrawal};
@@ -246,10 +246,7 @@ impl Engine {
                 name: &cal.name,
             };
             let work = WorkTime {
-                week: weeks
-                    .iter()
-                    .find(|w| w.id == cal.id)
-                    .map_or(workdays::MON_FRI, |w| w.week),
+                week: crate::workdays::week_of(&weeks, cal.id),
                 holidays: holidays.clone(),
             };
             let planned = plan_with(label, &parsed, from, to, floating, &self.limits, &work)

@@ -7,6 +7,7 @@
 use std::sync::{Arc, Mutex};
 
 use crate::support::{at, cal, now};
+use crate::sync::{device, drain};
 use chrono::{DateTime, Duration, Utc};
 use kairos_core::Limits;
 use kairos_engine::actions::{dismiss, dismiss_here, snooze};
@@ -16,8 +17,6 @@ use kairos_engine::engine::{Config, Engine};
 use kairos_engine::import::import;
 use kairos_engine::materialise::{CalendarLabel, plan};
 use kairos_engine::sync::apply::apply_remote;
-use kairos_engine::sync::{Identity, join};
-use kairos_proto::Op;
 use kairos_store::{State, Store};
 
 /// Keeps (key, when it fired) of every delivery.
@@ -211,27 +210,6 @@ async fn a_snoozed_escalating_reminder_fires_at_the_snooze_and_stops_escalating(
             ("snooze@20260601T100200Z", "2026-06-01T10:02:00Z"),
         ])
     );
-}
-
-fn device(dir: &std::path::Path, name: &str) -> Store {
-    let mut s = Store::open(dir.join(format!("{name}.db"))).expect("open");
-    let id = Identity {
-        server: "ws://127.0.0.1:1".into(),
-        account: "alice".into(),
-        device: format!("d_{name:0>16}"),
-        token: "0".repeat(64),
-    };
-    join(&mut s, &id, now()).expect("join");
-    s
-}
-
-fn drain(from: &mut Store) -> Vec<Op> {
-    let rows = from.read(|r| r.outbox_peek(100_000)).expect("peek");
-    let ids: Vec<String> = rows.iter().map(|r| r.op_id.clone()).collect();
-    from.write(|tx| tx.outbox_remove(&ids)).expect("remove");
-    rows.iter()
-        .map(|r| serde_json::from_str(&r.op).expect("op"))
-        .collect()
 }
 
 #[tokio::test]

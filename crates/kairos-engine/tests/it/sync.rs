@@ -16,7 +16,7 @@ const H: i64 = 48;
 const EVENT: &str = "BEGIN:VEVENT\nUID:m\nSUMMARY:Meeting\nDTSTART:20260601T100000Z\n\
                      BEGIN:VALARM\nACTION:DISPLAY\nTRIGGER:-PT15M\nEND:VALARM\nEND:VEVENT";
 
-fn device(dir: &std::path::Path, name: &str) -> Store {
+pub(crate) fn device(dir: &std::path::Path, name: &str) -> Store {
     let mut s = Store::open(dir.join(format!("{name}.db"))).expect("open");
     let id = Identity {
         server: "ws://127.0.0.1:1".into(),
@@ -29,7 +29,7 @@ fn device(dir: &std::path::Path, name: &str) -> Store {
 }
 
 /// Takes everything from `from`'s outbox.
-fn drain(from: &mut Store) -> Vec<Op> {
+pub(crate) fn drain(from: &mut Store) -> Vec<Op> {
     let rows = from.read(|r| r.outbox_peek(100_000)).expect("peek");
     let ids: Vec<String> = rows.iter().map(|r| r.op_id.clone()).collect();
     from.write(|tx| tx.outbox_remove(&ids)).expect("remove");
