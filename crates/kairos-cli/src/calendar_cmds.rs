@@ -63,7 +63,8 @@ pub struct ExportArgs {
 pub struct Loaded {
     /// The events that could be read.
     pub calendar: Calendar,
-    /// One per problem repaired or skipped; always empty when strict.
+    /// One per problem repaired or skipped; when strict, only the choices the
+    /// file left open (see `ics::parse_calendar_strict`).
     pub warnings: Vec<Warning>,
 }
 
@@ -85,15 +86,12 @@ pub fn load(path: &Path, strict: bool) -> Result<Loaded> {
             .read_to_end(&mut bytes)
             .with_context(|| format!("reading {shown}"))?;
     }
-    let (calendar, warnings) = if strict {
-        (ics::parse_calendar(&bytes, &limits), Vec::new())
+    let read = if strict {
+        ics::parse_calendar_strict
     } else {
-        match ics::parse_calendar_lenient(&bytes, &limits) {
-            Ok((cal, w)) => (Ok(cal), w),
-            Err(e) => (Err(e), Vec::new()),
-        }
+        ics::parse_calendar_lenient
     };
-    let calendar = calendar.with_context(|| format!("{shown}"))?;
+    let (calendar, warnings) = read(&bytes, &limits).with_context(|| format!("{shown}"))?;
     Ok(Loaded { calendar, warnings })
 }
 

@@ -1,6 +1,7 @@
 //! `VALARM` → [`Alarm`]. Lenient reading skips an alarm it cannot place in
-//! time (no `TRIGGER`, no `ACTION`, a bad trigger) and keeps one whose
-//! repetitions are broken, without them: the first reminder still fires.
+//! time (no `TRIGGER`, a bad trigger), reads one with a valid `TRIGGER` and
+//! no `ACTION` as a `DISPLAY` alarm, and keeps one whose repetitions are
+//! broken, without them: the first reminder still fires.
 
 use chrono::Datelike;
 use chrono_tz::Tz;
@@ -107,8 +108,10 @@ pub(crate) fn alarm(c: &Component, r: &mut Reader<'_>, uid: &str) -> Result<Opti
         }
     }
     if !saw_action {
+        // The file plainly asks for a reminder at a valid TRIGGER: ring it as
+        // the plain reminder most clients show (Outlook writes these).
         let e = Error::syntax(c.line, "VALARM has no ACTION");
-        return r.sink.repair(e, at, SKIPPED).map(|()| None);
+        r.sink.repair(e, at, "read as a DISPLAY alarm")?;
     }
     if bad_repeat {
         a.repeat = 0;

@@ -26,13 +26,31 @@ pub(crate) fn err(p: &Property, msg: impl Into<String>) -> Error {
 
 impl Reader<'_> {
     /// One `DATE` or `DATE-TIME` value of property `p`.
+    ///
+    /// The value is read as what it is: a `DATE-TIME` written under
+    /// `VALUE=DATE` is refused (lenient: read as the `DATE-TIME` it is), and a
+    /// `DATE` under `VALUE=DATE-TIME` is read as a `DATE` (lenient: noted).
     pub(crate) fn when_value(&mut self, p: &Property, v: &str, at: At<'_>) -> Result<When, Error> {
-        let is_date = p
-            .param("VALUE")
-            .is_some_and(|t| t.eq_ignore_ascii_case("DATE"))
-            || v.trim().len() == 8;
-        if is_date {
+        let declared = p.param("VALUE");
+        let says = |t: &str| declared.is_some_and(|d| d.eq_ignore_ascii_case(t));
+        let looks_date = v.trim().len() == 8;
+        if looks_date {
+            if says("DATE-TIME") {
+                self.sink.note(
+                    p.line,
+                    at,
+                    || format!("{}: VALUE=DATE-TIME, but {:?} is a DATE", p.name, v.trim()),
+                    "read as the DATE it is",
+                );
+            }
             return values::date(v).map(When::Date).map_err(|m| err(p, m));
+        }
+        if says("DATE") {
+            if values::date_time(v).is_err() {
+                return values::date(v).map(When::Date).map_err(|m| err(p, m));
+            }
+            let e = err(p, format!("VALUE=DATE, but {:?} is a DATE-TIME", v.trim()));
+            self.sink.repair(e, at, "read as the DATE-TIME it is")?;
         }
         let (local, utc) = values::date_time(v).map_err(|m| err(p, m))?;
         let zone = if utc {

@@ -24,7 +24,20 @@ use crate::time::Dur;
 /// # Errors
 /// The first problem found, naming its line and property.
 pub fn parse_calendar(input: &[u8], limits: &Limits) -> Result<Calendar, Error> {
-    read(input, limits, Sink::strict()).map(|(cal, _)| cal)
+    parse_calendar_strict(input, limits).map(|(cal, _)| cal)
+}
+
+/// [`parse_calendar`], with the warnings strict reading gives without
+/// refusing the file: choices the file leaves open (two differing copies of
+/// one event and nothing to tell which is newer).
+///
+/// # Errors
+/// The first problem found, naming its line and property.
+pub fn parse_calendar_strict(
+    input: &[u8],
+    limits: &Limits,
+) -> Result<(Calendar, Vec<Warning>), Error> {
+    read(input, limits, Sink::strict())
 }
 
 /// Reads an iCalendar stream keeping everything it can: a broken event, alarm

@@ -71,16 +71,23 @@ impl Component {
     }
 }
 
+/// One unfolded logical line.
+struct Logical<'a> {
+    /// 1-based number of its first physical line.
+    line: usize,
+    text: Cow<'a, str>,
+    /// Bytes in its last physical line (with the fold's leading space): a
+    /// line cut at the fold width is visibly unfinished, which decides
+    /// whether a stray line after it may continue it (`structure`).
+    tail: usize,
+}
+
 /// Splits `input` into unfolded logical lines with their starting line numbers.
 ///
 /// Accepts CRLF and bare LF; a line starting with a space or tab continues the
 /// previous one (RFC 5545 §3.1). A continuation before any line is an error
 /// (lenient: skipped). Unfolded lines borrow from `input` unless they were folded.
-fn unfold<'a>(
-    input: &'a str,
-    limits: &Limits,
-    sink: &mut Sink,
-) -> Result<Vec<(usize, Cow<'a, str>)>, Error> {
+fn unfold<'a>(input: &'a str, limits: &Limits, sink: &mut Sink) -> Result<Vec<Logical<'a>>, Error> {
     let too_long = |line_no: usize| {
         Error::syntax(
             line_no,
@@ -90,12 +97,12 @@ fn unfold<'a>(
             ),
         )
     };
-    let mut out: Vec<(usize, Cow<'a, str>)> = Vec::new();
+    let mut out: Vec<Logical<'a>> = Vec::new();
     for (idx, raw) in input.split('\n').enumerate() {
         let line_no = idx + 1;
         let raw = raw.strip_suffix('\r').unwrap_or(raw);
         if let Some(rest) = raw.strip_prefix([' ', '\t']) {
-            let Some((_, last)) = out.last_mut() else {
+            let Some(last) = out.last_mut() else {
                 sink.repair(
                     Error::syntax(
                         line_no,
@@ -106,10 +113,11 @@ fn unfold<'a>(
                 )?;
                 continue;
             };
-            if last.len() + rest.len() > limits.max_line_bytes {
+            if last.text.len() + rest.len() > limits.max_line_bytes {
                 return Err(too_long(line_no));
             }
-            last.to_mut().push_str(rest);
+            last.text.to_mut().push_str(rest);
+            last.tail = raw.len();
         } else if raw.trim().is_empty() {
             // Blank lines are not allowed by the RFC but are common at the end of
             // files; skipping them loses nothing.
@@ -117,7 +125,11 @@ fn unfold<'a>(
             if raw.len() > limits.max_line_bytes {
                 return Err(too_long(line_no));
             }
-            out.push((line_no, Cow::Borrowed(raw)));
+            out.push(Logical {
+                line: line_no,
+                text: Cow::Borrowed(raw),
+                tail: raw.len(),
+            });
         }
     }
     Ok(out)
@@ -225,11 +237,12 @@ pub(crate) fn parse_with(
     let text = decode::text(input, sink)?;
     let lines = unfold(&text, limits, sink)?;
     let mut tree = Tree::default();
-    for (line, text) in lines {
+    for Logical { line, text, tail } in lines {
         match parse_line(line, &text) {
             Ok(prop) => tree.add(prop, limits, sink)?,
             Err(e) => tree.misfit(e, line, &text, limits, sink)?,
         }
+        tree.tail = tail;
     }
     tree.finish(sink)
 }

@@ -18,6 +18,7 @@ mod decode;
 mod export;
 mod import;
 pub mod lexer;
+mod nesting;
 mod series;
 mod structure;
 mod todo;
@@ -27,6 +28,6 @@ mod zones;
 
 pub use export::{custom_zones, duration as format_duration, write_calendar};
 pub(crate) use import::raw;
-pub use import::{parse_calendar, parse_calendar_lenient};
+pub use import::{parse_calendar, parse_calendar_lenient, parse_calendar_strict};
 pub use warning::Warning;
 pub(crate) use warning::{At, Sink};

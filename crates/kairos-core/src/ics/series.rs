@@ -47,6 +47,8 @@ pub(crate) fn settle(items: Vec<Item>, sink: &mut Sink) -> Vec<Event> {
 /// export with every invitation), the highest `SEQUENCE`; at equal
 /// `SEQUENCE` the later `LAST-MODIFIED`, then `DTSTAMP`; else the last one.
 /// This is how Google, Outlook and Apple apply updates (RFC 5546 §2.1.5).
+/// When nothing decides and the copies differ, the later one is kept and
+/// strict reading warns too (it does not refuse: the file is valid).
 fn newest(items: &[Item], sink: &mut Sink) -> Vec<bool> {
     let mut keep = vec![true; items.len()];
     let mut best: HashMap<Key<'_>, usize> = HashMap::with_capacity(items.len());
@@ -67,9 +69,27 @@ fn newest(items: &[Item], sink: &mut Sink) -> Vec<bool> {
         slot.insert(win);
         keep[lose] = false;
         let (w, l) = (&items[win], &items[lose]);
+        let at = At::new(kind(&l.event), Some(&l.event.uid));
+        let (rw, rl) = (rank(win), rank(lose));
+        let undecided = (rw.0, rw.1, rw.2) == (rl.0, rl.1, rl.2);
+        if undecided && w.event != l.event {
+            // Nothing says which copy is newer and they differ: the rule
+            // still picks one (the later), and both modes say so.
+            sink.warn(
+                l.line,
+                at,
+                format!(
+                    "another copy of this event (line {}) differs from this one and nothing \
+                     tells which is newer (same SEQUENCE {}, no later LAST-MODIFIED or DTSTAMP)",
+                    w.line, w.event.sequence
+                ),
+                "this copy ignored: the later copy in the file is kept",
+            );
+            continue;
+        }
         sink.note(
             l.line,
-            At::new("VEVENT", Some(&l.event.uid)),
+            at,
             || {
                 format!(
                     "another copy of this event (line {}, SEQUENCE {}) supersedes this one (SEQUENCE {})",
@@ -80,6 +100,11 @@ fn newest(items: &[Item], sink: &mut Sink) -> Vec<bool> {
         );
     }
     keep
+}
+
+/// The component an event was read from, for warnings.
+fn kind(ev: &Event) -> &'static str {
+    if ev.todo.is_some() { "VTODO" } else { "VEVENT" }
 }
 
 /// Overrides whose `RECURRENCE-ID` is a `DATE-TIME` on an all-day series (or

@@ -1,16 +1,38 @@
 //! The `BEGIN`/`END` component tree, built one parsed content line at a time.
 //!
 //! Strict reading refuses the first structural problem. Lenient reading keeps
-//! what it can: stray properties outside any component and unmatched `END`s
-//! are skipped, an `END` that closes an outer component also closes the ones
-//! left open inside it, components still open at the end of the file are
-//! closed there, and a line that is not a content line is appended to the
-//! previous property when it does not start like one (a mis-folded line,
-//! written without the leading space) or skipped when it does.
+//! what it can, and loses no more than the broken line:
+//! - stray properties outside any component and unmatched `END`s are
+//!   skipped; an `END` that closes an outer component also closes the ones
+//!   left open inside it; components still open at the end of the file are
+//!   closed there;
+//! - a misspelt `END` (`END:VTOOD`) closes the component it misspells, and a
+//!   `BEGIN` of a component that cannot stand where it is (a `VEVENT` inside a
+//!   `VTODO`: that one's `END` is missing) closes the open ones first, so one
+//!   broken `END` never swallows the components after it (see `nesting`);
+//! - a line that is not a content line continues the previous property only
+//!   where that one is visibly unfinished (see [`Tree::misfit`]); otherwise
+//!   it is skipped alone.
 
 use super::lexer::{Component, Property, is_name_char, preview};
+use super::nesting::{can_hold, misspelt};
 use super::warning::{At, Sink};
 use crate::error::{Error, Limits};
+
+/// A physical line at least this long was cut at the fold width (75 octets
+/// in RFC 5545 §3.1; some folders cut at 72–74): a line after it that lacks
+/// the leading space most likely continues it.
+const FOLD_WIDTH: usize = 70;
+
+/// Properties whose value is free text (RFC 5545 TEXT, and `X-` ones, whose
+/// type nobody declares): a raw line break inside one is a common producer
+/// bug, and the next line is then the rest of the text.
+fn is_free_text(name: &str) -> bool {
+    matches!(
+        name,
+        "SUMMARY" | "DESCRIPTION" | "LOCATION" | "COMMENT" | "CONTACT" | "RESOURCES" | "CATEGORIES"
+    ) || name.starts_with("X-")
+}
 
 #[derive(Debug, Default)]
 pub(crate) struct Tree {
@@ -23,6 +45,9 @@ pub(crate) struct Tree {
     /// Whether the last line read was a property, which a mis-folded line may
     /// continue.
     last_was_prop: bool,
+    /// Bytes in the last physical line read (set by the lexer after each
+    /// line).
+    pub(crate) tail: usize,
 }
 
 fn at(c: &Component) -> At<'_> {
@@ -68,6 +93,7 @@ impl Tree {
                         limits.max_components
                     )));
                 }
+                self.close_unfit(&name, line, sink)?;
                 if self.stack.len() >= limits.max_depth {
                     return Err(Error::syntax(
                         line,
@@ -101,6 +127,14 @@ impl Tree {
                         ),
                     );
                     if !self.stack.iter().any(|c| c.name == name) {
+                        if misspelt(&name, &open.name) {
+                            let action = format!("read as END:{}", open.name);
+                            sink.repair(e, at(open), &action)?;
+                            if let Some(done) = self.stack.pop() {
+                                self.close(done);
+                            }
+                            return Ok(());
+                        }
                         return sink.repair(e, at(open), "line skipped");
                     }
                     sink.repair(e, at(open), "closed it here")?;
@@ -130,7 +164,10 @@ impl Tree {
         Ok(())
     }
 
-    /// A line that did not parse as a content line (`err` says why).
+    /// A line that did not parse as a content line (`err` says why): the rest
+    /// of the previous property when it does not start like a property and
+    /// that one is visibly unfinished (a mis-folded line, written without the
+    /// leading space); otherwise skipped alone.
     pub(crate) fn misfit(
         &mut self,
         err: Error,
@@ -144,11 +181,24 @@ impl Tree {
         }
         let name_end = text.find(|c: char| !is_name_char(c)).unwrap_or(text.len());
         let starts_like_property = name_end > 0 && text[name_end..].starts_with([';', ':']);
-        if !starts_like_property
-            && self.last_was_prop
+        let tail = self.tail;
+        let stray = !starts_like_property && self.last_was_prop;
+        if stray
             && let Some(open) = self.stack.last_mut()
             && let Some(prev) = open.props.last_mut()
         {
+            if !unfinished(prev, tail) {
+                let problem = Error::syntax(
+                    line,
+                    format!(
+                        "{:?} is not a content line, and the {} line before it is complete",
+                        preview(text),
+                        prev.name
+                    ),
+                );
+                self.last_was_prop = false;
+                return sink.repair(problem, At::new(&open.name, None), "line skipped");
+            }
             if prev.value.len() + text.len() > limits.max_line_bytes {
                 return Err(Error::syntax(
                     line,
@@ -176,6 +226,28 @@ impl Tree {
         sink.repair(err, self.here(), "line skipped")
     }
 
+    /// Closes the open components that cannot hold a `BEGIN:name` (their
+    /// `END` is missing or misspelt), innermost first.
+    fn close_unfit(&mut self, name: &str, line: usize, sink: &mut Sink) -> Result<(), Error> {
+        while let Some(open) = self.stack.last()
+            && !can_hold(Some(&open.name), name)
+        {
+            let e = Error::property(
+                line,
+                "BEGIN",
+                format!(
+                    "BEGIN:{name} cannot stand inside BEGIN:{} from line {}, which has no END",
+                    open.name, open.line
+                ),
+            );
+            sink.repair(e, at(open), &format!("closed {} before it", open.name))?;
+            if let Some(done) = self.stack.pop() {
+                self.close(done);
+            }
+        }
+        Ok(())
+    }
+
     /// The top-level components, once every line is read.
     pub(crate) fn finish(mut self, sink: &mut Sink) -> Result<Vec<Component>, Error> {
         while let Some(open) = self.stack.pop() {
@@ -194,4 +266,14 @@ impl Tree {
         }
         Ok(self.top)
     }
+}
+
+/// Is `prev` visibly unfinished, so that a stray line after it (`tail`:
+/// the length of its last physical line) is more likely its rest than a line
+/// of its own? Free text can always go on; anything else only when it was cut
+/// at the fold width or in the middle of an escape. A complete `DTSTART` or
+/// `UID` is never glued to (that corrupted them: a date that no longer
+/// parses, a UID with an address on its end).
+fn unfinished(prev: &Property, tail: usize) -> bool {
+    is_free_text(&prev.name) || tail >= FOLD_WIDTH || prev.value.ends_with('\\')
 }

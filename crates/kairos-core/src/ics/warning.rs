@@ -121,6 +121,12 @@ impl Sink {
         }
     }
 
+    /// A problem both modes accept but must not pass over in silence (a
+    /// choice the file leaves open): recorded in both modes.
+    pub(crate) fn warn(&mut self, line: usize, at: At<'_>, problem: String, action: &str) {
+        self.push(line, at, problem, action);
+    }
+
     fn push(&mut self, line: usize, at: At<'_>, problem: String, action: &str) {
         self.warnings.push(Warning {
             line,

@@ -188,7 +188,7 @@ fn date_and_date_time_mixed_in_one_event_take_dtstart_s_type() {
 }
 
 #[test]
-fn an_alarm_without_action_or_trigger_is_skipped_and_the_rest_kept() {
+fn an_alarm_without_trigger_is_skipped_and_one_without_action_rings_as_display() {
     let text = wrap(
         "BEGIN:VEVENT\nUID:al\nDTSTART:20260301T090000Z\n\
          BEGIN:VALARM\nTRIGGER:-PT5M\nEND:VALARM\n\
@@ -197,12 +197,23 @@ fn an_alarm_without_action_or_trigger_is_skipped_and_the_rest_kept() {
     );
     let (c, w) = lenient(&text);
     let alarms = &c.events[0].alarms;
-    assert_eq!(alarms.len(), 1);
-    assert_eq!(alarms[0].repeat, 0, "REPEAT without DURATION: fires once");
+    assert_eq!(alarms.len(), 2);
+    assert_eq!(alarms[0].action, "DISPLAY", "no ACTION: a plain reminder");
+    assert_eq!(
+        alarms[0].trigger,
+        kairos_core::model::Trigger::Relative {
+            offset: kairos_core::time::Dur {
+                days: 0,
+                secs: -300
+            },
+            related: kairos_core::model::Related::Start
+        }
+    );
+    assert_eq!(alarms[1].repeat, 0, "REPEAT without DURATION: fires once");
     assert_eq!(
         w,
         [
-            "line 7 (VALARM uid al): VALARM has no ACTION: alarm skipped",
+            "line 7 (VALARM uid al): VALARM has no ACTION: read as a DISPLAY alarm",
             "line 10 (VALARM uid al): VALARM has no TRIGGER: alarm skipped",
             "line 16 (VALARM uid al): REPEAT: REPEAT:2 needs a DURATION between repetitions: \
              its repetitions ignored",
