@@ -2,7 +2,7 @@
 //! (`tests/corpus-real/*.ics`; each file's header comment in
 //! `tests/corpus-real/README.md` says what it imitates). Each is read
 //! leniently and the result compared with `NAME.expected`: the strict
-//! outcome, the warnings, the occurrences and alarm triggers in 2026, and
+//! outcome (and its warnings), the warnings, the occurrences and alarm triggers in 2026, and
 //! that the export reads back strictly. `UPDATE_EXPECT=1 cargo test -p
 //! kairos-core corpus_real` rewrites the expectations; review the diff.
 
@@ -31,10 +31,17 @@ fn more(out: &mut String, total: usize) {
 fn describe(bytes: &[u8]) -> String {
     let limits = Limits::default();
     let mut out = String::new();
-    let _ = match ics::parse_calendar(bytes, &limits) {
-        Ok(c) => writeln!(out, "strict: ok, {} events", c.events.len()),
-        Err(e) => writeln!(out, "strict: error: {e}"),
-    };
+    match ics::parse_calendar_strict(bytes, &limits) {
+        Ok((c, warnings)) => {
+            let _ = writeln!(out, "strict: ok, {} events", c.events.len());
+            for w in &warnings {
+                let _ = writeln!(out, "  strict warning: {w}");
+            }
+        }
+        Err(e) => {
+            let _ = writeln!(out, "strict: error: {e}");
+        }
+    }
     let (cal, warnings) = match ics::parse_calendar_lenient(bytes, &limits) {
         Ok(r) => r,
         Err(e) => {
