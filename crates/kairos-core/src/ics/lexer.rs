@@ -140,7 +140,19 @@ pub(crate) fn is_name_char(c: char) -> bool {
 }
 
 /// Parses one unfolded line into a [`Property`].
+#[cfg(test)]
 pub(crate) fn parse_line(line: usize, text: &str) -> Result<Property, Error> {
+    parse_line_with(line, text, Err)
+}
+
+/// [`parse_line`], handing each broken parameter (no `=value`, no name, an
+/// unterminated quote) to `bad_param`: its `Err` refuses the line (strict),
+/// its `Ok` drops that parameter alone and reads on (lenient).
+pub(crate) fn parse_line_with(
+    line: usize,
+    text: &str,
+    mut bad_param: impl FnMut(Error) -> Result<(), Error>,
+) -> Result<Property, Error> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let name_end = text.find(|c: char| !is_name_char(c)).unwrap_or(text.len());
     let name = &text[..name_end];
@@ -159,24 +171,32 @@ pub(crate) fn parse_line(line: usize, text: &str) -> Result<Property, Error> {
             .unwrap_or(after.len());
         let pname = after[..pname_end].to_ascii_uppercase();
         let Some(mut vals) = after[pname_end..].strip_prefix('=') else {
-            return Err(Error::property(
+            bad_param(Error::property(
                 line,
                 &name,
                 format!("parameter {pname:?} has no '=value'"),
-            ));
+            ))?;
+            rest = skip_value(&after[pname_end..]);
+            continue;
         };
         if pname.is_empty() {
-            return Err(Error::property(line, &name, "empty parameter name"));
+            bad_param(Error::property(line, &name, "empty parameter name"))?;
+            rest = skip_value(vals);
+            continue;
         }
         let mut values = Vec::new();
         loop {
             if let Some(q) = vals.strip_prefix('"') {
                 let Some(close) = q.find('"') else {
-                    return Err(Error::property(
+                    bad_param(Error::property(
                         line,
                         &name,
                         format!("parameter {pname} has an unterminated quote"),
-                    ));
+                    ))?;
+                    // Its value runs to where an unquoted one would end.
+                    values.clear();
+                    vals = skip_value(q);
+                    break;
                 };
                 values.push(q[..close].to_owned());
                 vals = &q[close + 1..];
@@ -190,10 +210,12 @@ pub(crate) fn parse_line(line: usize, text: &str) -> Result<Property, Error> {
                 None => break,
             }
         }
-        params.push(Param {
-            name: pname,
-            values,
-        });
+        if !values.is_empty() {
+            params.push(Param {
+                name: pname,
+                values,
+            });
+        }
         rest = vals;
     }
     let Some(value) = rest.strip_prefix(':') else {
@@ -205,6 +227,11 @@ pub(crate) fn parse_line(line: usize, text: &str) -> Result<Property, Error> {
         params,
         value: value.to_owned(),
     })
+}
+
+/// `s` from the end of an unquoted parameter value (the next `;` or `:`).
+fn skip_value(s: &str) -> &str {
+    &s[s.find([';', ':']).unwrap_or(s.len())..]
 }
 
 pub(crate) fn preview(s: &str) -> String {
@@ -238,7 +265,10 @@ pub(crate) fn parse_with(
     let lines = unfold(&text, limits, sink)?;
     let mut tree = Tree::default();
     for Logical { line, text, tail } in lines {
-        match parse_line(line, &text) {
+        let parsed = parse_line_with(line, &text, |e| {
+            sink.repair(e, tree.here(), "this parameter dropped")
+        });
+        match parsed {
             Ok(prop) => tree.add(prop, limits, sink)?,
             Err(e) => tree.misfit(e, line, &text, limits, sink)?,
         }

@@ -55,7 +55,7 @@ fn at(c: &Component) -> At<'_> {
 }
 
 impl Tree {
-    fn here(&self) -> At<'_> {
+    pub(crate) fn here(&self) -> At<'_> {
         self.stack.last().map_or(At::CALENDAR, at)
     }
 

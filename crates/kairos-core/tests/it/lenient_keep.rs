@@ -189,3 +189,37 @@ fn differing_copies_nothing_can_order_keep_the_later_and_warn_in_both_modes() {
     let sw: Vec<String> = sw.iter().map(ToString::to_string).collect();
     assert_eq!(sw, [warning]);
 }
+
+#[test]
+fn a_broken_parameter_is_dropped_and_its_property_kept() {
+    let text = wrap(
+        "BEGIN:VEVENT\nUID:p\nDTSTART;TZID=Europe/Berlin;X-BROKEN:20260301T090000\n\
+         ATTENDEE;CN=\"Unclosed;ROLE=CHAIR:mailto:a@example.com\n\
+         LOCATION;=x;LANGUAGE=de:Raum 1\nEND:VEVENT",
+    );
+    let (c, w) = lenient(&text);
+    let ev = &c.events[0];
+    let got = starts(&c, "2026-03-01T00:00:00Z", "2026-03-02T00:00:00Z", Tz::UTC);
+    assert_eq!(got, ["2026-03-01T09:00:00+01:00"], "TZID kept");
+    assert_eq!(ev.location.as_deref(), Some("Raum 1"));
+    let att = ev
+        .extra
+        .iter()
+        .find(|p| p.line.starts_with("ATTENDEE"))
+        .expect("kept");
+    assert_eq!(att.line, "ATTENDEE;ROLE=CHAIR:mailto:a@example.com");
+    assert_eq!(
+        w,
+        [
+            "line 6 (VEVENT): DTSTART: parameter \"X-BROKEN\" has no '=value': this parameter \
+             dropped",
+            "line 7 (VEVENT): ATTENDEE: parameter CN has an unterminated quote: this parameter \
+             dropped",
+            "line 8 (VEVENT): LOCATION: empty parameter name: this parameter dropped",
+        ]
+    );
+    assert_eq!(
+        strict_error(&text),
+        "line 6: DTSTART: parameter \"X-BROKEN\" has no '=value'"
+    );
+}

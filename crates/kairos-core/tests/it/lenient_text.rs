@@ -7,7 +7,7 @@ use super::lenient::{lenient, lenient_bytes, strict_error};
 use super::support::wrap;
 
 #[test]
-fn bad_x_lines_are_skipped_and_unknown_components_do_not_fail() {
+fn bad_x_parameters_are_dropped_and_unknown_components_do_not_fail() {
     let text = wrap(
         "BEGIN:VTODO\nUID:t\nSUMMARY:a task\nEND:VTODO\n\
          BEGIN:X-VENDOR-THING\nX-A:1\nEND:X-VENDOR-THING\n\
@@ -26,7 +26,14 @@ fn bad_x_lines_are_skipped_and_unknown_components_do_not_fail() {
     );
     assert_eq!(
         w,
-        ["line 14 (VEVENT): X-BROKEN: parameter \"NOVALUE\" has no '=value': line skipped"]
+        [
+            "line 14 (VEVENT): X-BROKEN: parameter \"NOVALUE\" has no '=value': this parameter \
+          dropped"
+        ]
+    );
+    assert!(
+        c.events[1].extra.iter().any(|x| x.line == "X-BROKEN:x"),
+        "the property is kept without its broken parameter"
     );
     assert!(strict_error(&text).starts_with("line 14: X-BROKEN"));
 }
