@@ -2,6 +2,7 @@
 
 mod corpus;
 mod corpus_real;
+mod corruption;
 mod dst;
 mod interop;
 mod lenient;
