@@ -89,3 +89,36 @@ fn a_bad_escalation_rule_is_a_warning_and_the_alarm_still_fires_once() {
     );
     assert_eq!(v["scheduled"], 1, "one plain reminder, no repetitions: {v}");
 }
+
+#[test]
+fn strict_import_of_differing_copies_nothing_orders_keeps_the_later_and_warns() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let file = dir.path().join("copies.ics");
+    let copy = |room: &str| {
+        format!(
+            "BEGIN:VEVENT\r\nUID:dup\r\nSEQUENCE:1\r\nDTSTART:20300101T100000Z\r\n\
+             LOCATION:{room}\r\nEND:VEVENT\r\n"
+        )
+    };
+    let text = format!(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:t\r\n{}{}END:VCALENDAR\r\n",
+        copy("Room A"),
+        copy("Room B")
+    );
+    std::fs::write(&file, text).expect("write");
+    for strict in [true, false] {
+        let db = dir.path().join(format!("{strict}.db"));
+        let mut cmd = kairos(&db);
+        cmd.args(["import", "--tz", "UTC"]);
+        if strict {
+            cmd.arg("--strict");
+        }
+        let out = cmd.arg(&file).output().expect("run");
+        assert!(out.status.success(), "strict={strict}: {out:?}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(v["events"], 1, "strict={strict}: {v}");
+        assert_eq!(v["warning_count"], 1, "strict={strict}: {v}");
+        let problem = v["warnings"][0]["problem"].as_str().unwrap_or_default();
+        assert!(problem.contains("nothing tells which is newer"), "{v}");
+    }
+}
