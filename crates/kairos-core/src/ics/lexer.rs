@@ -139,15 +139,10 @@ pub(crate) fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '-'
 }
 
-/// Parses one unfolded line into a [`Property`].
-#[cfg(test)]
-pub(crate) fn parse_line(line: usize, text: &str) -> Result<Property, Error> {
-    parse_line_with(line, text, Err)
-}
-
-/// [`parse_line`], handing each broken parameter (no `=value`, no name, an
-/// unterminated quote) to `bad_param`: its `Err` refuses the line (strict),
-/// its `Ok` drops that parameter alone and reads on (lenient).
+/// Parses one unfolded line into a [`Property`], handing each broken
+/// parameter (no `=value`, no name, an unterminated quote) to `bad_param`:
+/// its `Err` refuses the line (strict), its `Ok` drops that parameter alone
+/// and reads on (lenient).
 pub(crate) fn parse_line_with(
     line: usize,
     text: &str,
