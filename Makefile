@@ -6,7 +6,7 @@ TARGET := $(or $(CARGO_TARGET_DIR),target)
 PY := target/pyenv/bin/python
 ICS ?= docs/sample.ics
 
-.PHONY: run test deps ui ui-test lint unit differential e2e bench bench-engine bench-app fmt
+.PHONY: run test deps ui ui-test lint unit differential e2e bench bench-engine bench-chaos bench-app fmt
 
 ## The main job: the desktop app. On a machine with no display (no $DISPLAY
 ## or $WAYLAND_DISPLAY) the fallback is the headless reminder daemon on a
@@ -75,6 +75,12 @@ bench-engine: deps
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server strace)
 	$(CARGO) build --release -p kairos-cli --locked
 	$(CARGO) run --release -p kairos-bench --bin engine-bench --locked
+
+## The SIGKILL window (issue #20): the real daemon killed mid-burst and
+## restarted, ten times; lost and repeated keys, repeats marked.
+bench-chaos: deps
+	$(CARGO) build --release -p kairos-cli --locked
+	$(CARGO) run --release -p kairos-bench --bin chaos-bench --locked -- --kairos $(TARGET)/release/kairos
 
 ## Desktop app (issue #4): start-up to first view, idle CPU (window open and
 ## closed to the tray), RSS with 10,000 events, sizes of the release binary and

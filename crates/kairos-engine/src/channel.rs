@@ -38,6 +38,18 @@ pub struct Reminder {
     pub calendar: String,
     /// `on_time`, `late` or `missed` (fell due while Kairos was not running).
     pub status: &'static str,
+    /// This channel may have been given this reminder before, by an engine
+    /// that died (SIGKILL, crash) before recording the outcome: a consumer
+    /// should replace what it showed for `key`, not show it again. Written
+    /// only when true (`"repeat":true`); absent means a first delivery.
+    #[serde(skip_serializing_if = "is_false")]
+    pub repeat: bool,
+}
+
+// serde's `skip_serializing_if` passes a reference.
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// Why a reminder shown here is taken back.

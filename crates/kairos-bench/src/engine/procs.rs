@@ -124,6 +124,13 @@ impl Guard {
         self.child.id()
     }
 
+    /// Its standard output, if it was piped (once). Used by `chaos-bench`;
+    /// the other bins include this file too.
+    #[allow(dead_code)]
+    pub fn take_stdout(&mut self) -> Option<std::process::ChildStdout> {
+        self.child.stdout.take()
+    }
+
     /// `Some(status)` once it has exited.
     ///
     /// # Errors

@@ -1,6 +1,7 @@
 //! The real daemon, killed with SIGKILL at several moments while thousands of
-//! reminders fall due: nothing is lost, and a key is printed twice only when
-//! the kill came between printing it and recording it delivered.
+//! reminders fall due: nothing is lost, a key is printed twice only when the
+//! kill came between printing it and recording it delivered (at most
+//! `RECORD_EVERY` per kill), and the second printing says `"repeat":true`.
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader};
@@ -73,6 +74,22 @@ pub(crate) fn read(
     seen: &mut HashMap<String, usize>,
     statuses: &mut Vec<String>,
 ) -> usize {
+    read_each(d, n, deadline, |v| {
+        *seen
+            .entry(v["key"].as_str().expect("key").to_owned())
+            .or_default() += 1;
+        statuses.push(v["status"].as_str().unwrap_or_default().to_owned());
+    })
+}
+
+/// Reads lines until `n` more arrived or `deadline` passed, handing each
+/// (parsed) to `each`; returns how many.
+fn read_each(
+    d: &Daemon,
+    n: usize,
+    deadline: Instant,
+    mut each: impl FnMut(&serde_json::Value),
+) -> usize {
     let mut got = 0;
     while got < n {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -81,17 +98,34 @@ pub(crate) fn read(
         };
         let v: serde_json::Value =
             serde_json::from_str(&line).unwrap_or_else(|e| panic!("bad line {line:?}: {e}"));
-        *seen
-            .entry(v["key"].as_str().expect("key").to_owned())
-            .or_default() += 1;
-        statuses.push(v["status"].as_str().unwrap_or_default().to_owned());
+        each(&v);
         got += 1;
     }
     got
 }
 
+/// Every printing of each key: whether it said `"repeat":true`.
+#[derive(Default)]
+struct Prints {
+    by_key: HashMap<String, Vec<bool>>,
+    statuses: Vec<String>,
+}
+
+impl Prints {
+    fn read(&mut self, d: &Daemon, n: usize, deadline: Instant) -> usize {
+        read_each(d, n, deadline, |v| {
+            self.by_key
+                .entry(v["key"].as_str().expect("key").to_owned())
+                .or_default()
+                .push(v.get("repeat").is_some_and(|r| r == true));
+            self.statuses
+                .push(v["status"].as_str().unwrap_or_default().to_owned());
+        })
+    }
+}
+
 #[test]
-fn sigkill_and_restart_lose_nothing_and_repeat_only_in_flight_keys() {
+fn sigkill_and_restart_lose_nothing_and_repeat_only_in_flight_keys_marked_repeat() {
     const N: usize = 1500;
     let dir = tempfile::tempdir().expect("tmp");
     let db = dir.path().join("k.db");
@@ -116,15 +150,14 @@ fn sigkill_and_restart_lose_nothing_and_repeat_only_in_flight_keys() {
         .expect("import");
     assert!(st.success());
 
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    let mut statuses = Vec::new();
+    let mut p = Prints::default();
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut kills = 0;
     let mut in_flight: HashSet<String> = HashSet::new();
     // Run 1: killed after 200 lines. Run 2: killed after 400 more.
     for n in [200, 400] {
         let mut d = start(&db, 0);
-        let got = read(&d, n, deadline, &mut seen, &mut statuses);
+        let got = p.read(&d, n, deadline);
         assert_eq!(
             got, n,
             "the daemon printed {got} of {n} lines before the deadline"
@@ -143,19 +176,13 @@ fn sigkill_and_restart_lose_nothing_and_repeat_only_in_flight_keys() {
                 .map(|i| i.key),
         );
         // Whatever it printed before dying is still in the pipe.
-        read(
-            &d,
-            usize::MAX,
-            Instant::now() + Duration::from_millis(500),
-            &mut seen,
-            &mut statuses,
-        );
+        p.read(&d, usize::MAX, Instant::now() + Duration::from_millis(500));
     }
     // Run 3: restarted "10 minutes later" (clock offset): the rest fell due
     // while it was down and must all come out, marked missed.
     let mut d = start(&db, 600);
-    while seen.len() < N && Instant::now() < deadline {
-        read(&d, N - seen.len(), deadline, &mut seen, &mut statuses);
+    while p.by_key.len() < N && Instant::now() < deadline {
+        p.read(&d, N - p.by_key.len(), deadline);
     }
     // A graceful stop (SIGTERM) finishes the batch in hand, so the database
     // can be checked below; the SIGKILLs above are the crash test.
@@ -169,10 +196,13 @@ fn sigkill_and_restart_lose_nothing_and_repeat_only_in_flight_keys() {
     );
     let status = d.child.wait().expect("reaped");
     assert!(status.success(), "SIGTERM is a clean exit: {status}");
-    assert_eq!(seen.len(), N, "every due key printed at least once");
-    let repeated: Vec<&String> = seen
+    // A repeat printed after the last new key is still in the pipe.
+    p.read(&d, usize::MAX, Instant::now() + Duration::from_millis(500));
+    assert_eq!(p.by_key.len(), N, "every due key printed at least once");
+    let repeated: Vec<&String> = p
+        .by_key
         .iter()
-        .filter(|(_, c)| **c > 1)
+        .filter(|(_, prints)| prints.len() > 1)
         .map(|(k, _)| k)
         .collect();
     for k in &repeated {
@@ -180,8 +210,13 @@ fn sigkill_and_restart_lose_nothing_and_repeat_only_in_flight_keys() {
             in_flight.contains(*k),
             "{k} was printed twice but was not in flight at a kill"
         );
+        assert!(
+            p.by_key[*k][1..].iter().all(|r| *r),
+            "{k}: a second printing must say \"repeat\":true: {:?}",
+            p.by_key[*k]
+        );
     }
-    // Printed-but-unrecorded is at most one recording chunk per kill.
+    // Printed-but-unrecorded is at most one recording group per kill.
     let limit = kills * kairos_engine::engine::RECORD_EVERY;
     assert!(
         repeated.len() <= limit,
@@ -189,7 +224,7 @@ fn sigkill_and_restart_lose_nothing_and_repeat_only_in_flight_keys() {
         repeated.len()
     );
     assert!(
-        statuses.iter().any(|s| s == "missed"),
+        p.statuses.iter().any(|s| s == "missed"),
         "the ones that fell due while down are marked missed"
     );
 

@@ -3,13 +3,18 @@
 //! many commits came in meanwhile), so the engine can deliver what falls due
 //! next while the disk catches up.
 //!
-//! The bound that keeps this honest: the engine delivers a chunk only when
-//! the reminders at risk — delivered but not yet durably recorded: the chunk
-//! in hand plus those committed since the last completed flush — stay within
+//! The bound that keeps this honest: the engine begins a group of deliveries
+//! only when the reminders at risk — delivered but not yet durably recorded:
+//! the group about to be delivered (at most [`super::Config::record_every`])
+//! plus those committed since the last completed flush — stay within
 //! [`AT_RISK`]. A power cut can therefore repeat at most `AT_RISK`
-//! reminders; a crash of the process (SIGKILL) at most the chunk in hand,
-//! [`super::RECORD_EVERY`], because a commit is in the OS's hands the moment
-//! it returns.
+//! reminders; a crash of the process (SIGKILL) at most the group in hand
+//! (`record_every`, all begun within `record_within`), because a commit is in
+//! the OS's hands the moment it returns. In time: a group is committed at
+//! most `record_within` after its first delivery began (plus the last
+//! delivery's own duration), and the flusher starts its `fdatasync` as soon
+//! as the commit is counted, so an outcome is on the disk a few milliseconds
+//! after it was delivered unless the disk itself is slower than the burst.
 //!
 //! The flusher also checkpoints the WAL (from its own connection, never
 //! blocking the engine's commits); the engine's connection does not.
@@ -19,10 +24,15 @@ use std::thread::JoinHandle;
 
 use kairos_store::{Store, WalSync};
 
-use super::{EngineError, RECORD_EVERY};
+use super::EngineError;
 
-/// Most reminders delivered but not yet durably recorded, at any moment.
-pub const AT_RISK: usize = 2 * RECORD_EVERY;
+/// Most reminders delivered but not yet durably recorded, at any moment:
+/// what a power cut can repeat. Independent of the (much smaller) SIGKILL
+/// group, [`super::RECORD_EVERY`]: the engine waits for the disk only when
+/// this many are not yet on it, so small groups do not make a burst wait
+/// for an `fdatasync` every few reminders. (It was 2 × 256 = 512 when the
+/// group was 256; kept at 512.)
+pub const AT_RISK: usize = 512;
 
 /// Checkpoint after this many flushes (SQLite's own default is every 1,000
 /// log pages; a flush covers one or more commits of a few to ~100 pages).
@@ -118,6 +128,7 @@ impl Durability {
 
     /// Waits until `n` more reminders can be delivered without more than
     /// [`AT_RISK`] being at risk. Returns at once unless the disk is behind.
+    /// (`n` larger than `AT_RISK` waits for everything to be on the disk.)
     pub(super) fn room_for(&self, n: usize) -> Result<(), EngineError> {
         let Some((shared, _)) = &self.flusher else {
             return Ok(());

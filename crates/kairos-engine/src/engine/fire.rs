@@ -1,63 +1,76 @@
-//! Firing a batch of due instances in three steps, two transactions:
+//! Firing a batch of due instances in three steps, two kinds of transaction:
 //!
 //! 1. **claim** (one transaction): each due instance moves `pending|failed →
 //!    firing` by a guarded update — only one engine, once, wins it — or
 //!    `→ expired` when far too late;
 //! 2. **deliver** (no database): each claimed reminder goes to every channel
 //!    that does not already have it;
-//! 3. **record** (one transaction per [`RECORD_EVERY`] reminders): every
+//! 3. **record** (one transaction per group, [`super::record`]): every
 //!    outcome, and `firing → delivered | failed (with its retry time) |
 //!    abandoned`.
+//!
+//! Steps 2 and 3 alternate: a group of deliveries is recorded (group commit)
+//! before the next delivery begins once it holds [`Config::record_every`]
+//! reminders **or** [`Config::record_within`] has passed since the first of
+//! them began, whichever comes first. So the reminders delivered and not yet
+//! recorded all began within one such window.
+//!
+//! A crash (SIGKILL) between 2 and 3 leaves them `firing`; recovery delivers
+//! those again with the same keys, marked `repeat` (at-least-once to a
+//! channel that acknowledges nothing, never twice once recorded). Outcomes
+//! are committed without waiting for the disk and flushed by
+//! [`super::durable`], which bounds what a power cut can repeat to
+//! [`super::durable::AT_RISK`].
+//!
+//! **Repeat**: a channel is told `repeat: true` when the instance entered
+//! `firing` before (`attempts > 0`) and fewer outcomes are recorded for that
+//! channel than there were attempts: an earlier attempt reached the channel
+//! or not, nobody knows, because the process died before recording it.
+//! A retry after a *recorded* failure is not a repeat (the failure row
+//! counts). A channel added since an unrecorded attempt is told `repeat`
+//! too (it may not have shown it: "may have been shown", never "was not").
+//! After a power cut that lost the claim as well (both were in the last
+//! unsynced commits) the attempt left no trace and the repeat is unmarked.
 //!
 //! The claim is one set-based guarded `UPDATE` (plus its audit rows) for the
 //! whole batch; a successful single-channel delivery is recorded with its
 //! transition in three statements and one audit row
 //! ([`kairos_store::Tx::record_delivered`]); anything else (failures, several
 //! channels, a retry) takes the general path.
-//!
-//! A crash between 2 and 3 leaves the rest of the batch `firing`; recovery
-//! delivers those again with the same keys; at most one chunk was printed
-//! without being recorded (at-least-once to a channel that acknowledges
-//! nothing, never twice once recorded). Outcomes are committed without
-//! waiting for the disk and flushed by [`super::durable`], which bounds what
-//! a power cut can repeat to [`super::durable::AT_RISK`].
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use kairos_store::{Delivered, Instance, Outcome, Recorded, State, StoreError};
+use kairos_store::{Instance, Outcome, State, StoreError};
 
-use super::EngineEvent;
+use super::record::{Attempt, status};
+use super::{Config, EngineEvent};
 
 use super::{Engine, EngineError};
 use crate::channel::Reminder;
 use crate::materialise::Payload;
-use crate::policy::{FailureKind, Lateness, backoff};
+use crate::policy::Lateness;
 
-/// Reminders delivered between two commits of their outcomes: a SIGKILL
-/// repeats at most this many.
-pub const RECORD_EVERY: usize = 256;
+/// Default [`Config::record_every`]: most reminders delivered between two
+/// commits of their outcomes, so a SIGKILL repeats at most this many (when
+/// deliveries are fast; slow ones are bounded by [`RECORD_WITHIN_MS`] first).
+/// Measured (docs/benchmarks.md, "SIGKILL window"): 16 meets the chaos goal
+/// (≤ 16 repeats per kill) but drains a 100,000 burst 25–60 % slower than
+/// 256 did (+8 % CPU; the rest is more, smaller WAL commits).
+pub const RECORD_EVERY: usize = 16;
+
+/// Default [`Config::record_within`], in milliseconds: a group is recorded
+/// before the next delivery begins once this long has passed since its first
+/// delivery began.
+pub const RECORD_WITHIN_MS: i64 = 2;
 
 /// A claimed instance and what is needed to deliver it.
-struct Claimed {
-    inst: Instance,
-    lateness: Lateness,
+pub(super) struct Claimed {
+    pub(super) inst: Instance,
+    pub(super) lateness: Lateness,
     /// Channels that already have it (from an earlier attempt).
     done: Vec<String>,
-}
-
-/// The outcome of one channel for one instance.
-struct Attempt {
-    channel: String,
-    result: Result<(), (FailureKind, String)>,
-    latency_ms: i64,
-    at: DateTime<Utc>,
-}
-
-fn status(l: Lateness) -> &'static str {
-    match l {
-        Lateness::OnTime => "on_time",
-        Lateness::Late => "late",
-        Lateness::Missed | Lateness::Expired => "missed",
-    }
+    /// Channels an earlier attempt may have reached without its outcome
+    /// being recorded: they are told `repeat`.
+    unsure: Vec<String>,
 }
 
 fn reminder(c: &Claimed, fired_at: DateTime<Utc>) -> Reminder {
@@ -81,23 +94,18 @@ fn reminder(c: &Claimed, fired_at: DateTime<Utc>) -> Reminder {
         location: p.location,
         calendar: p.calendar,
         status: status(c.lateness),
+        repeat: false,
     }
 }
 
-fn count(stats: &mut super::Stats, l: Lateness) {
-    match l {
-        Lateness::OnTime => stats.on_time += 1,
-        Lateness::Late => stats.late += 1,
-        Lateness::Missed | Lateness::Expired => stats.missed += 1,
-    }
-}
-
-fn outcome(kind: FailureKind) -> Outcome {
-    match kind {
-        FailureKind::Retryable => Outcome::Retryable,
-        FailureKind::Permanent => Outcome::Permanent,
-        FailureKind::Unknown => Outcome::Unknown,
-    }
+/// Whether the group begun at `first` must be recorded before a delivery
+/// that begins at `now`. A clock that went backwards counts as expired: the
+/// bound must not stretch with a clock change.
+fn due_to_record(config: &Config, len: usize, first: DateTime<Utc>, now: DateTime<Utc>) -> bool {
+    let waited = now - first;
+    len >= config.record_every
+        || waited >= config.record_within
+        || waited < chrono::Duration::zero()
 }
 
 impl Engine {
@@ -116,46 +124,71 @@ impl Engine {
         }
         self.durability.start(&mut self.store);
         let claimed = self.claim(due, now)?;
-        // Deliver and record in small chunks: a crash repeats at most one
-        // chunk's printed-but-unrecorded reminders, while one commit (one
-        // fsync) still covers many.
-        for chunk in claimed.chunks(RECORD_EVERY) {
-            // Not more than AT_RISK delivered and not yet on the disk.
-            self.durability.room_for(chunk.len())?;
-            let mut attempts: Vec<Vec<Attempt>> = Vec::with_capacity(chunk.len());
-            for c in chunk {
-                let r = reminder(c, self.clock.now());
-                let mut mine = Vec::new();
-                for ch in self
-                    .channels
-                    .iter()
-                    .filter(|ch| !c.done.iter().any(|d| d == ch.name()))
-                {
-                    let result = ch.deliver(&r).await.map_err(|e| (e.kind, e.message));
-                    let at = self.clock.now();
-                    // Latency as the person feels it: from when it was due.
-                    let latency_ms = (at - c.inst.trigger_at).num_milliseconds();
-                    mine.push(Attempt {
-                        channel: ch.name().to_owned(),
-                        result,
-                        latency_ms,
-                        at,
-                    });
-                }
-                attempts.push(mine);
+        let cap = self.config.record_every.max(1);
+        // The group delivered and not yet recorded: `claimed[from..]`, the
+        // first of them begun at `first`.
+        let mut from = 0;
+        let mut first = None;
+        let mut attempts: Vec<Vec<Attempt>> = Vec::with_capacity(cap.min(claimed.len()));
+        for (i, c) in claimed.iter().enumerate() {
+            let began = self.clock.now();
+            if let Some(f) = first
+                && due_to_record(&self.config, attempts.len(), f, began)
+            {
+                self.settle(&claimed[from..i], &attempts, began)?;
+                attempts.clear();
+                (from, first) = (i, None);
             }
+            if first.is_none() {
+                // Not more than AT_RISK delivered and not yet on the disk.
+                self.durability.room_for(cap)?;
+                first = Some(began);
+            }
+            let mut r = reminder(c, began);
+            let mut mine = Vec::new();
+            for ch in self
+                .channels
+                .iter()
+                .filter(|ch| !c.done.iter().any(|d| d == ch.name()))
+            {
+                r.repeat = c.unsure.iter().any(|u| u == ch.name());
+                let result = ch.deliver(&r).await.map_err(|e| (e.kind, e.message));
+                let at = self.clock.now();
+                // Latency as the person feels it: from when it was due.
+                let latency_ms = (at - c.inst.trigger_at).num_milliseconds();
+                mine.push(Attempt {
+                    channel: ch.name().to_owned(),
+                    result,
+                    latency_ms,
+                    at,
+                });
+            }
+            attempts.push(mine);
+        }
+        if !attempts.is_empty() {
             let now = self.clock.now();
-            self.record(chunk, &attempts, now)?;
-            self.durability.committed(chunk.len());
-            if self.events.receiver_count() > 0 {
-                for c in chunk {
-                    let _ = self.events.send(EngineEvent::Fired {
-                        key: c.inst.key.clone(),
-                    });
-                }
-            }
+            self.settle(&claimed[from..], &attempts, now)?;
         }
         Ok(seen)
+    }
+
+    /// Records a group, hands it to the flusher and announces it.
+    fn settle(
+        &mut self,
+        group: &[Claimed],
+        attempts: &[Vec<Attempt>],
+        now: DateTime<Utc>,
+    ) -> Result<(), EngineError> {
+        self.record(group, attempts, now)?;
+        self.durability.committed(group.len());
+        if self.events.receiver_count() > 0 {
+            for c in group {
+                let _ = self.events.send(EngineEvent::Fired {
+                    key: c.inst.key.clone(),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Step 1: claims what is due, expires what is far too late.
@@ -165,6 +198,7 @@ impl Engine {
         now: DateTime<Utc>,
     ) -> Result<Vec<Claimed>, EngineError> {
         let policy = self.config.catch_up;
+        let names: Vec<String> = self.channels.iter().map(|c| c.name().to_owned()).collect();
         // Not waiting for the disk here is safe: a claim lost in a power cut
         // leaves the instances pending, and they are claimed again.
         let (claimed, expired) = self.store.write_unsynced(|tx| -> Result<_, StoreError> {
@@ -192,145 +226,39 @@ impl Engine {
                 if won.binary_search(&inst.key).is_err() {
                     continue;
                 }
-                let done = if inst.attempts > 0 {
-                    tx.deliveries_of(&inst.key)?
-                        .into_iter()
+                let (done, unsure) = if inst.attempts > 0 {
+                    let rows = tx.deliveries_of(&inst.key)?;
+                    let done: Vec<String> = rows
+                        .iter()
                         .filter(|d| d.outcome == Outcome::Delivered)
-                        .map(|d| d.channel)
-                        .collect()
+                        .map(|d| d.channel.clone())
+                        .collect();
+                    // One row per channel per *recorded* attempt: fewer rows
+                    // than attempts means one was never recorded (see the
+                    // module doc, "Repeat").
+                    let unsure = names
+                        .iter()
+                        .filter(|n| !done.contains(n))
+                        .filter(|n| {
+                            let recorded = rows.iter().filter(|d| &d.channel == *n).count();
+                            u32::try_from(recorded).is_ok_and(|r| r < inst.attempts)
+                        })
+                        .cloned()
+                        .collect();
+                    (done, unsure)
                 } else {
-                    Vec::new()
+                    (Vec::new(), Vec::new())
                 };
                 claimed.push(Claimed {
                     inst,
                     lateness,
                     done,
+                    unsure,
                 });
             }
             Ok((claimed, expired))
         })?;
         self.stats.expired += expired;
         Ok(claimed)
-    }
-
-    /// Step 3: records every attempt and settles every claimed instance.
-    fn record(
-        &mut self,
-        claimed: &[Claimed],
-        attempts: &[Vec<Attempt>],
-        now: DateTime<Utc>,
-    ) -> Result<(), EngineError> {
-        let mut stats = self.stats;
-        let settle = |tx: &kairos_store::Tx<'_>| -> Result<(), StoreError> {
-            // The common case, one channel and delivered, is recorded for
-            // the whole chunk at once, after the loop.
-            let mut reasons = Vec::new();
-            let mut fast = Vec::new();
-            for (c, tries) in claimed.iter().zip(attempts) {
-                if let [
-                    Attempt {
-                        channel,
-                        result: Ok(()),
-                        latency_ms,
-                        at,
-                    },
-                ] = tries.as_slice()
-                {
-                    reasons.push(format!("delivered {}", status(c.lateness)));
-                    fast.push((c, channel.as_str(), *latency_ms, *at));
-                }
-            }
-            let items: Vec<Delivered<'_>> = fast
-                .iter()
-                .zip(&reasons)
-                .map(|((c, channel, latency_ms, at), reason)| Delivered {
-                    key: &c.inst.key,
-                    channel,
-                    latency_ms: *latency_ms,
-                    at: *at,
-                    from: State::Firing,
-                    to: State::Delivered,
-                    reason,
-                })
-                .collect();
-            for ((c, ..), rec) in fast.iter().zip(tx.record_delivered(&items)?) {
-                if rec == Recorded::AlreadyDelivered {
-                    stats.duplicates_prevented += 1;
-                }
-                count(&mut stats, c.lateness);
-            }
-            for (c, tries) in claimed.iter().zip(attempts) {
-                let key = c.inst.key.as_str();
-                if matches!(tries.as_slice(), [Attempt { result: Ok(()), .. }]) {
-                    continue; // recorded above
-                }
-                let mut worst: Option<(FailureKind, &str)> = None;
-                let mut last = None;
-                for a in tries {
-                    last = Some(a.at);
-                    match &a.result {
-                        Ok(()) => {
-                            let rec = tx.record_delivery(
-                                key,
-                                &a.channel,
-                                Outcome::Delivered,
-                                None,
-                                Some(a.latency_ms),
-                                a.at,
-                            )?;
-                            if rec == Recorded::AlreadyDelivered {
-                                stats.duplicates_prevented += 1;
-                            }
-                        }
-                        Err((kind, msg)) => {
-                            stats.failures += 1;
-                            let _ = tx.record_delivery(
-                                key,
-                                &a.channel,
-                                outcome(*kind),
-                                Some(msg),
-                                Some(a.latency_ms),
-                                a.at,
-                            )?;
-                            // The least retryable failure decides.
-                            if worst.is_none_or(|(k, _)| k == FailureKind::Retryable) {
-                                worst = Some((*kind, msg));
-                            }
-                        }
-                    }
-                }
-                let now = last.unwrap_or(now);
-                match worst {
-                    None => {
-                        let reason = format!("delivered {}", status(c.lateness));
-                        tx.transition(key, &[State::Firing], State::Delivered, &reason, now)?;
-                        count(&mut stats, c.lateness);
-                    }
-                    Some((kind, message)) => {
-                        let tries = c.inst.attempts + 1;
-                        if tries >= kind.max_attempts() {
-                            let reason =
-                                format!("abandoned after {tries} attempts ({kind:?}): {message}");
-                            tx.transition(key, &[State::Firing], State::Abandoned, &reason, now)?;
-                            stats.abandoned += 1;
-                        } else {
-                            let reason = format!("attempt {tries} failed ({kind:?}): {message}");
-                            tx.transition(key, &[State::Firing], State::Failed, &reason, now)?;
-                            tx.set_next_attempt(key, Some(now + backoff(tries)))?;
-                        }
-                    }
-                }
-            }
-            Ok(())
-        };
-        // With a flusher, the commit does not wait for the disk (see
-        // `durable`); without one (in memory) it is an ordinary FULL commit.
-        if self.durability.deferred() {
-            self.store.write_unsynced(settle)?;
-        } else {
-            self.store.write(settle)?;
-        }
-        self.stats = stats;
-        Ok(())
     }
 }

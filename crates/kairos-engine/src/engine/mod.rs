@@ -9,9 +9,10 @@
 
 mod durable;
 mod fire;
+mod record;
 
 pub use durable::AT_RISK;
-pub use fire::RECORD_EVERY;
+pub use fire::{RECORD_EVERY, RECORD_WITHIN_MS};
 
 use std::sync::Arc;
 
@@ -39,6 +40,14 @@ pub struct Config {
     pub floating: Tz,
     /// Lateness policy.
     pub catch_up: CatchUp,
+    /// Most reminders delivered before their outcomes are committed (group
+    /// commit by count; [`RECORD_EVERY`]). A SIGKILL repeats at most this
+    /// many. At most [`AT_RISK`].
+    pub record_every: usize,
+    /// Longest a group of delivered reminders keeps growing before it is
+    /// committed (group commit by time; [`RECORD_WITHIN_MS`]), measured on
+    /// the engine's clock from the moment its first delivery began.
+    pub record_within: Duration,
 }
 
 impl Default for Config {
@@ -48,6 +57,8 @@ impl Default for Config {
             batch: 1000,
             floating: Tz::UTC,
             catch_up: CatchUp::default(),
+            record_every: RECORD_EVERY,
+            record_within: Duration::milliseconds(RECORD_WITHIN_MS),
         }
     }
 }

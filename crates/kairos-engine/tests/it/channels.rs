@@ -19,6 +19,7 @@ fn reminder() -> Reminder {
         location: None,
         calendar: "work".into(),
         status: "on_time",
+        repeat: false,
     }
 }
 

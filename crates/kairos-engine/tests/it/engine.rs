@@ -61,13 +61,13 @@ impl Channel for Recorder {
     }
 }
 
-fn t0() -> DateTime<Utc> {
+pub(crate) fn t0() -> DateTime<Utc> {
     DateTime::parse_from_rfc3339("2026-06-01T09:00:00Z")
         .expect("t0")
         .with_timezone(&Utc)
 }
 
-fn setup(dir: &std::path::Path, triggers: &[DateTime<Utc>]) -> std::path::PathBuf {
+pub(crate) fn setup(dir: &std::path::Path, triggers: &[DateTime<Utc>]) -> std::path::PathBuf {
     let db = dir.join("k.db");
     let mut store = Store::open(&db).expect("open");
     let cal = store.ensure_calendar("c", t0()).expect("calendar");
@@ -160,6 +160,10 @@ async fn retryable_failures_back_off_then_deliver() {
     let inst = e.store().get("k0").expect("get").expect("exists");
     assert_eq!((inst.state, inst.attempts), (State::Delivered, 3));
     assert_eq!(ch.keys(), ["k0"]);
+    assert!(
+        !ch.got.lock().expect("lock")[0].repeat,
+        "a retry after recorded failures is not a repeat"
+    );
     assert_eq!(e.stats.failures, 2);
 }
 

@@ -1,0 +1,157 @@
+//! The SIGKILL window: delivered outcomes are committed in groups bounded by
+//! count and by time (time moved by hand, one millisecond per delivery), and
+//! an instance a dead engine left `firing` is delivered again marked
+//! `repeat`.
+
+use std::sync::{Arc, Mutex};
+
+use chrono::Duration;
+use kairos_engine::channel::{Channel, Delivery, Reminder};
+use kairos_engine::clock::ManualClock;
+use kairos_engine::engine::{Config, Engine};
+use kairos_store::{State, Store};
+
+use crate::engine::{Recorder, setup, t0};
+
+/// At each delivery, notes how many instances the database already holds
+/// `delivered` (read on its own connection), then moves the clock by `step`.
+struct Watcher {
+    db: Mutex<Store>,
+    clock: Arc<ManualClock>,
+    step: Duration,
+    seen: Arc<Mutex<Vec<u64>>>,
+}
+
+impl Channel for Watcher {
+    fn name(&self) -> &str {
+        "watcher"
+    }
+    fn deliver<'a>(&'a self, _r: &'a Reminder) -> Delivery<'a> {
+        Box::pin(async move {
+            let counts = self.db.lock().expect("lock").counters().expect("counters");
+            let delivered = counts.get(&State::Delivered).copied().unwrap_or(0);
+            self.seen.lock().expect("lock").push(delivered);
+            self.clock.advance(self.step);
+            Ok(())
+        })
+    }
+}
+
+/// Fires ten instances all due at once with `config` and a clock that moves
+/// `step` per delivery; returns what the database said at each delivery.
+async fn recorded_at_each_delivery(config: Config, step: Duration) -> Vec<u64> {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = setup(dir.path(), &[t0(); 10]);
+    let clock = Arc::new(ManualClock::new(t0()));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let watcher = Watcher {
+        db: Mutex::new(Store::open(&db).expect("observer")),
+        clock: clock.clone(),
+        step,
+        seen: seen.clone(),
+    };
+    let mut e = Engine::new(
+        Store::open(&db).expect("open"),
+        clock,
+        vec![Box::new(watcher)],
+        config,
+    );
+    assert_eq!(e.fire_due().await.expect("fire"), 10);
+    let counts = e.store().counters().expect("counters");
+    assert_eq!(
+        counts.get(&State::Delivered),
+        Some(&10),
+        "all recorded at the end"
+    );
+    seen.lock().expect("lock").clone()
+}
+
+#[tokio::test]
+async fn slow_deliveries_are_recorded_once_the_time_budget_has_passed() {
+    // A count cap far away: only the time bound can cause a record.
+    let config = Config {
+        record_every: 1000,
+        record_within: Duration::milliseconds(3),
+        ..Config::default()
+    };
+    // Delivery i begins at t0 + i ms; the group begun at 0 is recorded
+    // before the one beginning at 3 ms, and so on.
+    assert_eq!(
+        recorded_at_each_delivery(config, Duration::milliseconds(1)).await,
+        [0, 0, 0, 3, 3, 3, 6, 6, 6, 9]
+    );
+}
+
+#[tokio::test]
+async fn fast_deliveries_are_recorded_once_the_count_is_reached() {
+    // Time stands still: only the count bound can cause a record.
+    let config = Config {
+        record_every: 4,
+        record_within: Duration::hours(1),
+        ..Config::default()
+    };
+    assert_eq!(
+        recorded_at_each_delivery(config, Duration::zero()).await,
+        [0, 0, 0, 0, 4, 4, 4, 4, 8, 8]
+    );
+}
+
+#[tokio::test]
+async fn a_clock_set_back_mid_group_records_at_once() {
+    let config = Config {
+        record_every: 1000,
+        record_within: Duration::milliseconds(3),
+        ..Config::default()
+    };
+    // Each delivery moves the clock back: a window measured on it would
+    // never close.
+    assert_eq!(
+        recorded_at_each_delivery(config, Duration::milliseconds(-1)).await,
+        [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+    );
+}
+
+#[tokio::test]
+async fn an_instance_left_firing_by_a_crash_is_delivered_again_as_a_repeat() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = setup(dir.path(), &[t0(), t0()]);
+    // A dead engine claimed k0 (and may have shown it) but recorded nothing.
+    {
+        let mut store = Store::open(&db).expect("open");
+        assert!(
+            store
+                .transition("k0", &[State::Pending], State::Firing, "due", t0())
+                .expect("claim")
+        );
+    }
+    let clock = Arc::new(ManualClock::new(t0() + Duration::seconds(1)));
+    let ch = Recorder::new();
+    let mut e = Engine::new(
+        Store::open(&db).expect("open"),
+        clock.clone(),
+        vec![Box::new(ch.clone())],
+        Config::default(),
+    );
+    assert_eq!(e.recover().expect("recover"), 1);
+    assert_eq!(e.fire_due().await.expect("fire"), 2);
+    let got: Vec<(String, bool)> = ch
+        .got
+        .lock()
+        .expect("lock")
+        .iter()
+        .map(|r| (r.key.clone(), r.repeat))
+        .collect();
+    assert_eq!(
+        got,
+        [("k0".to_owned(), true), ("k1".to_owned(), false)],
+        "the recovered one says repeat, the other does not"
+    );
+    // The JSON a consumer reads says it too, and only when true.
+    let line = serde_json::to_value(&ch.got.lock().expect("lock")[0]).expect("json");
+    assert_eq!(line["repeat"], true);
+    let line = serde_json::to_value(&ch.got.lock().expect("lock")[1]).expect("json");
+    assert!(
+        line.get("repeat").is_none(),
+        "absent on a first delivery: {line}"
+    );
+}
