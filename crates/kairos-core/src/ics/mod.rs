@@ -30,3 +30,4 @@ pub(crate) use import::raw;
 pub use import::{parse_calendar, parse_calendar_lenient};
 pub use warning::Warning;
 pub(crate) use warning::{At, Sink};
+pub(crate) use zones::name as zone_name;
