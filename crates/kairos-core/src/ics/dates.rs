@@ -124,7 +124,7 @@ pub(crate) fn rule(
     }
     let later = crate::recur::later_end(&rule, start);
     let action = format!(
-        "{later} dropped: the series ends at the {} (python-dateutil applies both)",
+        "{later} dropped: {} ends the series first (python-dateutil applies both)",
         if later == "UNTIL" { "COUNT" } else { "UNTIL" }
     );
     r.sink.repair(err(p, crate::recur::BOTH), at, &action)?;

@@ -58,10 +58,12 @@ impl<'a> Zones<'a> {
         at: At<'_>,
         sink: &mut Sink,
     ) -> Result<Option<Zone>, Error> {
-        let Some(id) = p.param("TZID") else {
+        // One value only; several mean an unquoted name with commas
+        // (`TZID=(UTC+10:00) Canberra\, Melbourne\, Sydney`): rejoined.
+        let Some(values) = p.params.iter().find(|x| x.name == "TZID") else {
             return Ok(None);
         };
-        let id = name(id);
+        let id = name(&values.values.join(","));
         if let Some(z) = self.cache.get(&id) {
             return Ok(Some(*z));
         }
