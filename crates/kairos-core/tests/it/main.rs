@@ -5,6 +5,7 @@ mod corpus_real;
 mod dst;
 mod interop;
 mod lenient;
+mod lenient_rules;
 mod lenient_text;
 mod props;
 mod rfc_examples;
