@@ -32,6 +32,9 @@ pub struct Dropped {
     pub problem: String,
     /// What was done instead: `COUNT dropped, the rest of the rule kept`.
     pub action: String,
+    /// An empty part (`;;`), which reading passed over before issue #20:
+    /// a `VTIMEZONE` observance still does, silently.
+    pub(crate) empty_part: bool,
 }
 
 /// The parts of a rule that survived, in the order written.
@@ -70,7 +73,11 @@ fn kept(part: &str) -> String {
 
 impl Parts {
     fn drop(&mut self, problem: String, action: String) {
-        self.dropped.push(Dropped { problem, action });
+        self.dropped.push(Dropped {
+            problem,
+            action,
+            empty_part: false,
+        });
     }
 
     /// Drops the kept part `name`, if any.
@@ -101,10 +108,11 @@ pub(super) fn split(value: &str) -> Parts {
         if piece.is_empty() {
             if i != last {
                 let n = i + 1;
-                out.drop(
-                    format!("rule part {n} is empty (a stray ';')"),
-                    "the empty part skipped, the rest of the rule kept".into(),
-                );
+                out.dropped.push(Dropped {
+                    problem: format!("rule part {n} is empty (a stray ';')"),
+                    action: "the empty part skipped, the rest of the rule kept".into(),
+                    empty_part: true,
+                });
             }
             continue;
         }

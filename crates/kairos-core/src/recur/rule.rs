@@ -89,7 +89,7 @@ impl Rule {
     /// dropped (strict reading refuses the first). `until_of` interprets the
     /// raw `UNTIL` value in the event's time scale. A rule may come back
     /// with both `COUNT` and `UNTIL`: the caller keeps one (see
-    /// [`Rule::without`]).
+    /// `Rule::without`).
     ///
     /// # Errors
     /// A rule nothing can be made of (no `FREQ`, an unknown one), naming
@@ -113,6 +113,7 @@ impl Rule {
                 split.dropped.push(Dropped {
                     problem: m,
                     action: "UNTIL dropped, the rest of the rule kept".into(),
+                    empty_part: false,
                 });
                 split.until = None;
                 None
@@ -139,6 +140,7 @@ impl Rule {
             split.dropped.push(Dropped {
                 problem: format!("{k}: {e}"),
                 action: format!("{k} dropped, the rest of the rule kept"),
+                empty_part: false,
             });
             split.remove(&k);
         }
@@ -365,8 +367,9 @@ pub(crate) fn naive_rule_iter(
                     .map_err(|m| format!("UNTIL: {m}"))
             })
     })?;
-    // An observance's rule is read as strictly as ever.
-    if let Some(d) = dropped.into_iter().next() {
+    // An observance's rule is read as strictly as ever (an empty part was
+    // always passed over).
+    if let Some(d) = dropped.into_iter().find(|d| !d.empty_part) {
         return Err(d.problem);
     }
     if rule.count.is_some() && rule.until.is_some() {

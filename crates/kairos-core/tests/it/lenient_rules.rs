@@ -203,6 +203,28 @@ fn a_vtimezone_whose_observances_start_on_a_date_reads_its_rules() {
 }
 
 #[test]
+fn an_empty_part_in_a_vtimezone_rule_is_passed_over_as_before() {
+    let block = CANBERRA
+        .replace(
+            "TZID:(UTC+10:00) Canberra\\, Melbourne\\, Sydney",
+            "TZID:Sydney (custom)",
+        )
+        .replace(
+            "RRULE:FREQ=YEARLY;BYDAY=1SU",
+            "RRULE:FREQ=YEARLY;;BYDAY=1SU",
+        );
+    assert!(block.contains(";;"));
+    let text = wrap(&format!(
+        "{block}\nBEGIN:VEVENT\nUID:e\nDTSTART;TZID=Sydney (custom):20260302T090000\nEND:VEVENT"
+    ));
+    assert_eq!(
+        starts(&cal(&text), MARCH.0, MARCH.1, Tz::UTC),
+        ["2026-03-02T09:00:00+11:00"]
+    );
+    assert!(lenient(&text).1.is_empty());
+}
+
+#[test]
 fn a_task_reads_an_unknown_tzid_and_a_broken_alarm_as_an_event_does() {
     let cases = [
         "DTSTART;TZID=Mars/Olympus:20260302T090000",
