@@ -82,7 +82,7 @@ const BOTH_WALK: usize = 100_000;
 /// python-dateutil gives (it applies both). Equal: `UNTIL` (the set is the
 /// same either way).
 #[must_use]
-pub fn later_end(rule: &Rule, start: When) -> &'static str {
+pub(crate) fn later_end(rule: &Rule, start: When) -> &'static str {
     let Some(count) = rule.count else {
         return "COUNT";
     };
