@@ -31,6 +31,16 @@ pub struct WindowArgs {
     pub strict: bool,
 }
 
+/// `kairos occurrences`: a file, a window, and which kinds to list.
+#[derive(clap::Args)]
+pub struct OccurrencesArgs {
+    #[command(flatten)]
+    pub window: WindowArgs,
+    /// Leave tasks (VTODO) out: list events only.
+    #[arg(long)]
+    pub no_tasks: bool,
+}
+
 /// A file and a moment.
 #[derive(clap::Args)]
 pub struct NextArgs {
@@ -150,6 +160,9 @@ struct OccurrenceOut {
     start: String,
     end: Option<String>,
     all_day: bool,
+    /// `"event"` (a `VEVENT`) or `"task"` (a `VTODO`, dated by its start or
+    /// due time).
+    kind: &'static str,
 }
 
 #[derive(Serialize)]
@@ -170,12 +183,20 @@ fn print_json(value: &impl Serialize) -> Result<()> {
 }
 
 /// `kairos occurrences`.
-pub fn occurrences(a: &WindowArgs) -> Result<()> {
-    let (cal, from, to, tz) = window(a)?;
+pub fn occurrences(a: &OccurrencesArgs) -> Result<()> {
+    let (mut cal, from, to, tz) = window(&a.window)?;
+    if a.no_tasks {
+        cal.events.retain(|e| e.todo.is_none());
+    }
     let occs = query::occurrences(&cal, from, to, tz, &Limits::default())?;
     let out: Vec<OccurrenceOut> = occs
         .iter()
         .map(|o| OccurrenceOut {
+            kind: if o.event.todo.is_some() {
+                "task"
+            } else {
+                "event"
+            },
             uid: o.event.uid.clone(),
             recurrence_id: o.recurrence_id.map(|r| r.display(tz)),
             summary: o.event.summary.clone(),

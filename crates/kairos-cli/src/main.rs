@@ -40,8 +40,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Every occurrence of every event whose start lies in [FROM, TO), as JSON.
-    Occurrences(calendar_cmds::WindowArgs),
+    /// Every occurrence of every event and task whose start lies in [FROM, TO),
+    /// as JSON; `"kind"` tells events from tasks, `--no-tasks` leaves tasks out.
+    Occurrences(calendar_cmds::OccurrencesArgs),
     /// Every alarm trigger instant in [FROM, TO), as JSON.
     Alarms(calendar_cmds::WindowArgs),
     /// The first alarm trigger at or after --after (default: now), as JSON (`null` if none).

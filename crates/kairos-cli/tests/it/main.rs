@@ -98,11 +98,37 @@ fn occurrences_json_has_the_contract_fields_in_order() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     let expected = serde_json::json!([
-        {"uid": "b", "recurrence_id": "2026-03-10", "summary": "Day", "start": "2026-03-10", "end": null, "all_day": true},
+        {"uid": "b", "recurrence_id": "2026-03-10", "summary": "Day", "start": "2026-03-10", "end": null, "all_day": true, "kind": "event"},
         {"uid": "a", "recurrence_id": null, "summary": "Hello, world", "start": "2026-03-10T09:00:00-04:00",
-         "end": "2026-03-10T10:00:00-04:00", "all_day": false}
+         "end": "2026-03-10T10:00:00-04:00", "all_day": false, "kind": "event"}
     ]);
     assert_eq!(v, expected);
+}
+
+#[test]
+fn occurrences_tell_tasks_from_events_and_no_tasks_leaves_them_out() {
+    let ics = wrap(
+        "BEGIN:VEVENT\nUID:ev\nSUMMARY:Meeting\nDTSTART:20260310T090000Z\nEND:VEVENT\n\
+         BEGIN:VTODO\nUID:td\nSUMMARY:Report\nDUE:20260310T170000Z\nEND:VTODO\n\
+         BEGIN:VTODO\nUID:undated\nSUMMARY:Someday\nEND:VTODO",
+    );
+    let kinds = |window: &[&str]| -> Vec<(String, String)> {
+        let out = query("occurrences", &ics, window);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("json");
+        v.iter()
+            .map(|o| (o["uid"].to_string(), o["kind"].to_string()))
+            .collect()
+    };
+    let pair = |u: &str, k: &str| (format!("{u:?}"), format!("{k:?}"));
+    assert_eq!(kinds(&WINDOW), [pair("ev", "event"), pair("td", "task")]);
+    let mut events_only = WINDOW.to_vec();
+    events_only.push("--no-tasks");
+    assert_eq!(kinds(&events_only), [pair("ev", "event")]);
 }
 
 #[test]

@@ -105,8 +105,15 @@ impl Reader<'_> {
     }
 }
 
-/// An `RRULE`/`EXRULE` of an event starting at `start`.
-pub(crate) fn rule(p: &Property, start: When) -> Result<Rule, Error> {
+/// An `RRULE`/`EXRULE` of an event starting at `start`, each bad part
+/// dropped (lenient) or refused (strict) through the sink (see
+/// `recur::parts`). `Err`: a rule nothing can be made of.
+pub(crate) fn rule(
+    p: &Property,
+    start: When,
+    r: &mut Reader<'_>,
+    at: At<'_>,
+) -> Result<Rule, Error> {
     let until_of = |u: &str| -> Result<Until, String> {
         let zone = start.zone();
         if let Ok(d) = values::date(u) {
@@ -126,7 +133,20 @@ pub(crate) fn rule(p: &Property, start: When) -> Result<Rule, Error> {
             (false, zone) => Until::Instant(resolve_local(local, zone, Tz::UTC)),
         })
     };
-    Rule::parse(&p.value, start.local(), until_of).map_err(|m| err(p, m))
+    let (rule, dropped) = Rule::parse(&p.value, start.local(), until_of).map_err(|m| err(p, m))?;
+    for d in dropped {
+        r.sink.repair(err(p, d.problem), at, &d.action)?;
+    }
+    if rule.count.is_none() || rule.until.is_none() {
+        return Ok(rule);
+    }
+    let later = crate::recur::later_end(&rule, start);
+    let action = format!(
+        "{later} dropped: {} ends the series first (python-dateutil applies both)",
+        if later == "UNTIL" { "COUNT" } else { "UNTIL" }
+    );
+    r.sink.repair(err(p, crate::recur::BOTH), at, &action)?;
+    Ok(rule.without(later, start.local()))
 }
 
 /// `w` with the value type of `like` (an event's `DTSTART`), as the major
@@ -205,6 +225,33 @@ pub(super) fn end_of(
         return Ok(End::At(start));
     }
     Ok(End::At(end))
+}
+
+/// The `DURATION` of an event or a task (one reading for both): a negative
+/// one is refused (lenient: zero length), an unreadable one too (lenient:
+/// ignored, `None`).
+pub(super) fn duration_of(
+    p: &Property,
+    r: &mut Reader<'_>,
+    at: At<'_>,
+) -> Result<Option<End>, Error> {
+    match values::duration(&p.value) {
+        Ok(d) if d.days < 0 || d.secs < 0 => {
+            let what = if at.component == "VTODO" {
+                "a task"
+            } else {
+                "an event"
+            };
+            let e = err(p, format!("a negative DURATION is not allowed for {what}"));
+            r.sink.repair(e, at, "treated as zero length")?;
+            Ok(Some(End::For(crate::time::Dur::default())))
+        }
+        Ok(d) => Ok(Some(End::For(d))),
+        Err(m) => r
+            .sink
+            .repair(err(p, m), at, "DURATION ignored")
+            .map(|()| None),
+    }
 }
 
 /// `RDATE`/`EXDATE` values with DTSTART's value type: producers write

@@ -7,7 +7,7 @@
 //! has always given.
 
 use super::alarm::alarm;
-use super::dates::{Reader, end_of, err, matched, rule};
+use super::dates::{Reader, duration_of, end_of, err, matched, rule};
 use super::lexer::{self, Component, Property};
 use super::series::{Item, settle};
 use super::todo;
@@ -16,7 +16,6 @@ use super::warning::{At, Sink, Warning};
 use super::zones::Zones;
 use crate::error::{Error, Limits};
 use crate::model::{Calendar, End, Event, RawProperty, Todo};
-use crate::time::Dur;
 
 /// Reads an iCalendar stream (one or more `VCALENDAR`s, merged), refusing it
 /// at the first problem.
@@ -269,16 +268,12 @@ fn event(c: &Component, r: &mut Reader<'_>) -> Result<Option<Item>, Error> {
                 Ok(end) => dtend = Some((p, end_of(p, end, start, r, at)?)),
                 Err(e) => r.sink.repair(e, at, "DTEND ignored")?,
             },
-            "DURATION" => match values::duration(&p.value) {
-                Ok(d) if d.days < 0 || d.secs < 0 => {
-                    let e = err(p, "a negative DURATION is not allowed for an event");
-                    r.sink.repair(e, at, "treated as zero length")?;
-                    duration = Some(End::For(Dur::default()));
+            "DURATION" => {
+                if let Some(d) = duration_of(p, r, at)? {
+                    duration = Some(d);
                 }
-                Ok(d) => duration = Some(End::For(d)),
-                Err(m) => r.sink.repair(err(p, m), at, "DURATION ignored")?,
-            },
-            "RRULE" | "EXRULE" => match rule(p, start) {
+            }
+            "RRULE" | "EXRULE" => match rule(p, start, r, at) {
                 Ok(rule) if p.name == "RRULE" => ev.rrules.push(rule),
                 Ok(rule) => ev.exrules.push(rule),
                 Err(e) => r.sink.repair(e, at, "this rule ignored")?,

@@ -31,3 +31,4 @@ pub(crate) use import::raw;
 pub use import::{parse_calendar, parse_calendar_lenient, parse_calendar_strict};
 pub use warning::Warning;
 pub(crate) use warning::{At, Sink};
+pub(crate) use zones::name as zone_name;

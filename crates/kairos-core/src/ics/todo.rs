@@ -5,14 +5,13 @@
 
 use chrono::{DateTime, Utc};
 
-use super::dates::{Reader, end_of, err};
+use super::dates::{Reader, duration_of, end_of, err};
 use super::import::once;
 use super::lexer::{Component, Property};
 use super::values;
 use super::warning::At;
 use crate::error::Error;
 use crate::model::{End, Event, Todo, UNDATED, When};
-use crate::time::Dur;
 
 /// A task's start for the model, and what it knows so far.
 pub(super) struct Anchor {
@@ -87,19 +86,8 @@ pub(super) fn end(
     let Some(p) = duration else {
         return Ok(None);
     };
-    let end = match values::duration(&p.value) {
-        Ok(d) if d.days < 0 || d.secs < 0 => {
-            let e = err(p, "a negative DURATION is not allowed for a task");
-            r.sink.repair(e, at, "treated as zero length")?;
-            End::For(Dur::default())
-        }
-        Ok(d) => End::For(d),
-        Err(m) => {
-            return r
-                .sink
-                .repair(err(p, m), at, "DURATION ignored")
-                .map(|()| None);
-        }
+    let Some(end) = duration_of(p, r, at)? else {
+        return Ok(None);
     };
     if let Some(t) = ev.todo.as_mut() {
         t.has_due = true;

@@ -8,6 +8,11 @@
 //! without a block, the name alone (IANA, then Windows and vendor names).
 //! A `TZID` none of these resolve is an error in strict mode and floating
 //! time, with a warning, in lenient mode.
+//!
+//! Names are compared unescaped: a `VTIMEZONE`'s `TZID` is TEXT, so Outlook's
+//! `TZID:(UTC+10:00) Canberra\, Melbourne\, Sydney` names the zone that an
+//! event's `TZID="(UTC+10:00) Canberra, Melbourne, Sydney"` uses; Outlook
+//! also copies the escaped form into the parameter, which matches too.
 
 use std::collections::HashMap;
 
@@ -16,10 +21,16 @@ use super::warning::{At, Sink};
 use crate::error::Error;
 use crate::model::Zone;
 
+/// A `TZID` as compared: trimmed, TEXT escapes (`\,` `\;` `\\`) undone.
+pub(crate) fn name(tzid: &str) -> String {
+    super::values::text(tzid.trim())
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct Zones<'a> {
-    /// Every `VTIMEZONE` by `TZID` (the last definition of a name wins).
-    blocks: HashMap<&'a str, &'a Component>,
+    /// Every `VTIMEZONE` by its unescaped `TZID` (the last definition of a
+    /// name wins).
+    blocks: HashMap<String, &'a Component>,
     /// `TZID`s resolved so far.
     cache: HashMap<String, Zone>,
 }
@@ -31,7 +42,7 @@ impl<'a> Zones<'a> {
         let mut blocks = HashMap::new();
         for c in components.filter(|c| c.name == "VTIMEZONE") {
             if let Some(id) = c.prop("TZID") {
-                blocks.insert(id.value.trim(), c);
+                blocks.insert(name(&id.value), c);
             }
         }
         Self {
@@ -47,15 +58,17 @@ impl<'a> Zones<'a> {
         at: At<'_>,
         sink: &mut Sink,
     ) -> Result<Option<Zone>, Error> {
-        let Some(id) = p.param("TZID") else {
+        // One value only; several mean an unquoted name with commas
+        // (`TZID=(UTC+10:00) Canberra\, Melbourne\, Sydney`): rejoined.
+        let Some(values) = p.params.iter().find(|x| x.name == "TZID") else {
             return Ok(None);
         };
-        let id = id.trim();
-        if let Some(z) = self.cache.get(id) {
+        let id = name(&values.values.join(","));
+        if let Some(z) = self.cache.get(&id) {
             return Ok(Some(*z));
         }
-        let zone = self.resolve(id, p, at, sink)?;
-        self.cache.insert(id.to_owned(), zone);
+        let zone = self.resolve(&id, p, at, sink)?;
+        self.cache.insert(id, zone);
         Ok(Some(zone))
     }
 

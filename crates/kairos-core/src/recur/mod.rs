@@ -2,6 +2,7 @@
 //! §3.8.5: `DTSTART`, `RRULE`, `RDATE`, `EXDATE`, `EXRULE`), produced lazily in
 //! order from any instant, so no query ever materialises an unbounded series.
 
+mod parts;
 mod rule;
 
 use std::collections::HashSet;
@@ -10,7 +11,8 @@ use std::iter::Peekable;
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use chrono_tz::Tz;
 
-pub(crate) use rule::naive_rule_iter;
+pub use parts::Dropped;
+pub(crate) use rule::{BOTH, naive_rule_iter};
 pub use rule::{Rule, Until};
 
 use crate::model::{Event, When, Zone};
@@ -38,8 +40,12 @@ pub struct Originals {
 }
 
 /// The wall-clock candidates of each rule, as instants in the event's zone.
-fn rule_stream(ev: &Event, rule: &Rule, from_local: chrono::NaiveDateTime, floating: Tz) -> Stream {
-    let start = ev.start;
+fn rule_stream(
+    start: When,
+    rule: &Rule,
+    from_local: chrono::NaiveDateTime,
+    floating: Tz,
+) -> Stream {
     let dtstart = start.local();
     let zone = start.zone();
     let mut candidates = rule.iter_from(dtstart, from_local).peekable();
@@ -67,6 +73,33 @@ fn rule_stream(ev: &Event, rule: &Rule, from_local: chrono::NaiveDateTime, float
     it.peekable()
 }
 
+/// Occurrences walked at most to tell whether `COUNT` or `UNTIL` ends a
+/// rule given both; past it, `UNTIL` is taken to.
+const BOTH_WALK: usize = 100_000;
+
+/// Of a rule given both `COUNT` and `UNTIL` (which RFC 5545 forbids), the
+/// part that ends it later, so that dropping it leaves the set
+/// python-dateutil gives (it applies both). Equal: `UNTIL` (the set is the
+/// same either way).
+#[must_use]
+pub(crate) fn later_end(rule: &Rule, start: When) -> &'static str {
+    let Some(count) = rule.count else {
+        return "COUNT";
+    };
+    let floating = Tz::UTC;
+    let from = start.local() - Duration::days(2);
+    let full = rule_stream(start, &rule.without("UNTIL", start.local()), from, floating)
+        .take(BOTH_WALK)
+        .count();
+    let both = rule_stream(start, rule, from, floating)
+        .take(BOTH_WALK)
+        .count();
+    if full == BOTH_WALK && count as usize > BOTH_WALK {
+        return "COUNT";
+    }
+    if both < full { "COUNT" } else { "UNTIL" }
+}
+
 /// Starts (instants) of every original occurrence of `ev` at or after `from`.
 /// Floating and all-day values are read in `floating`.
 #[must_use]
@@ -77,7 +110,7 @@ pub fn originals(ev: &Event, from: DateTime<Utc>, floating: Tz, max_steps: usize
     let mut sources: Vec<Stream> = ev
         .rrules
         .iter()
-        .map(|r| rule_stream(ev, r, from_local, floating))
+        .map(|r| rule_stream(ev.start, r, from_local, floating))
         .collect();
     let mut fixed: Vec<DateTime<Utc>> = ev.rdates.iter().map(|w| w.instant(floating)).collect();
     fixed.push(ev.start.instant(floating));
@@ -103,7 +136,7 @@ pub fn originals(ev: &Event, from: DateTime<Utc>, floating: Tz, max_steps: usize
     let exrules = ev
         .exrules
         .iter()
-        .map(|r| rule_stream(ev, r, from_local, floating))
+        .map(|r| rule_stream(ev.start, r, from_local, floating))
         .collect();
     Originals {
         sources,

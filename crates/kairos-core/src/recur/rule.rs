@@ -15,6 +15,11 @@
 use chrono::{DateTime, Datelike, Duration, Months, NaiveDate, NaiveDateTime, Timelike, Utc};
 use rrule::{Frequency, RRule, Tz as RTz, Unvalidated};
 
+use super::parts::{self, Dropped};
+
+/// Why a rule may not have both `COUNT` and `UNTIL`.
+pub(crate) const BOTH: &str = "COUNT and UNTIL must not both be given (RFC 5545 §3.3.10)";
+
 /// How a rule's `UNTIL` bounds it (inclusive).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Until {
@@ -78,97 +83,80 @@ fn freq_of(s: &str) -> Result<Frequency, String> {
     })
 }
 
-const KNOWN: [&str; 14] = [
-    "FREQ",
-    "INTERVAL",
-    "COUNT",
-    "UNTIL",
-    "BYSECOND",
-    "BYMINUTE",
-    "BYHOUR",
-    "BYDAY",
-    "BYMONTHDAY",
-    "BYYEARDAY",
-    "BYWEEKNO",
-    "BYMONTH",
-    "BYSETPOS",
-    "WKST",
-];
-
 impl Rule {
-    /// Parses and validates an `RRULE` value. `until_of` interprets the raw
-    /// `UNTIL` value in the event's time scale.
+    /// Parses and validates an `RRULE` value, dropping each bad part (see
+    /// `parts` for which, and what is left); the caller reports what was
+    /// dropped (strict reading refuses the first). `until_of` interprets the
+    /// raw `UNTIL` value in the event's time scale. A rule may come back
+    /// with both `COUNT` and `UNTIL`: the caller keeps one (see
+    /// `Rule::without`).
     ///
     /// # Errors
-    /// A message naming the rule part at fault.
+    /// A rule nothing can be made of (no `FREQ`, an unknown one), naming
+    /// the part at fault.
     pub fn parse(
         value: &str,
         dtstart: NaiveDateTime,
         until_of: impl FnOnce(&str) -> Result<Until, String>,
-    ) -> Result<Self, String> {
-        // Every valid rule is ASCII, and the `rrule` crate slices some parts by
-        // byte offsets assuming so (a BYDAY of `-ϴR` panics inside it).
-        if let Some(c) = value.chars().find(|c| !c.is_ascii()) {
-            return Err(format!("unexpected character {c:?} in the rule"));
-        }
-        let mut parts: Vec<(String, String)> = Vec::new();
-        let mut until_raw = None;
-        for piece in value.trim().split(';').filter(|p| !p.is_empty()) {
-            let (k, v) = piece
-                .split_once('=')
-                .ok_or_else(|| format!("rule part {piece:?} has no '='"))?;
-            let k = k.trim().to_ascii_uppercase();
-            let v = v.trim().to_ascii_uppercase();
-            if !KNOWN.contains(&k.as_str()) {
-                return Err(format!("unknown rule part {k:?}"));
-            }
-            if parts.iter().any(|(pk, _)| *pk == k) || (k == "UNTIL" && until_raw.is_some()) {
-                return Err(format!("rule part {k} appears twice"));
-            }
-            if k == "UNTIL" {
-                until_raw = Some(v);
-            } else {
-                parts.push((k, v));
-            }
-        }
-        let get = |k: &str| {
-            parts
+    ) -> Result<(Self, Vec<Dropped>), String> {
+        let mut split = parts::split(value);
+        let get = |p: &parts::Parts, k: &str| {
+            p.parts
                 .iter()
                 .find(|(pk, _)| pk == k)
-                .map(|(_, v)| v.as_str())
+                .map(|(_, v)| v.clone())
         };
-        let freq = freq_of(get("FREQ").ok_or("the rule has no FREQ")?)?;
-        let count = get("COUNT")
-            .map(|c| {
-                c.parse::<u32>()
-                    .map_err(|_| format!("COUNT={c} is not a count"))
-            })
-            .transpose()?;
-        let interval = match get("INTERVAL") {
-            Some(i) => i
-                .parse::<u32>()
-                .ok()
-                .filter(|i| (1..=u32::from(u16::MAX)).contains(i)),
-            None => Some(1),
+        let freq = freq_of(&get(&split, "FREQ").ok_or("the rule has no FREQ")?)?;
+        let until = match split.until.as_deref().map(until_of).transpose() {
+            Ok(u) => u,
+            Err(m) => {
+                split.dropped.push(Dropped {
+                    problem: m,
+                    action: "UNTIL dropped, the rest of the rule kept".into(),
+                    empty_part: false,
+                });
+                split.until = None;
+                None
+            }
+        };
+        // Validate the rule as written (all parts), so iteration never fails
+        // later; a part this FREQ forbids goes (the last such first).
+        let at = dtstart.and_utc().with_timezone(&RTz::UTC);
+        if let Err(e) = Self::parse_parts(&split.parts)?.build(at) {
+            let fix = split.parts.iter().rev().map(|(k, _)| k).find(|k| {
+                k.starts_with("BY") && {
+                    let rest: Vec<_> = split
+                        .parts
+                        .iter()
+                        .filter(|(pk, _)| pk != *k)
+                        .cloned()
+                        .collect();
+                    Self::parse_parts(&rest).is_ok_and(|r| r.build(at).is_ok())
+                }
+            });
+            let Some(k) = fix.cloned() else {
+                return Err(format!("{e}"));
+            };
+            split.dropped.push(Dropped {
+                problem: format!("{k}: {e}"),
+                action: format!("{k} dropped, the rest of the rule kept"),
+                empty_part: false,
+            });
+            split.remove(&k);
         }
-        .ok_or_else(|| {
-            format!(
-                "INTERVAL={} is not between 1 and 65535",
-                get("INTERVAL").unwrap_or_default()
-            )
-        })?;
-        if count.is_some() && until_raw.is_some() {
-            return Err("COUNT and UNTIL must not both be given (RFC 5545 §3.3.10)".into());
-        }
-        let until = until_raw.as_deref().map(until_of).transpose()?;
-        // Validate the rule as written (all parts), so iteration never fails later.
-        Self::parse_parts(&parts)?
-            .build(dtstart.and_utc().with_timezone(&RTz::UTC))
-            .map_err(|e| format!("{e}"))?;
-        let plain = Self::prepare(freq, &parts)?;
+        let count = get(&split, "COUNT").and_then(|c| c.parse::<u32>().ok());
+        let interval = get(&split, "INTERVAL")
+            .and_then(|i| i.parse::<u32>().ok())
+            .unwrap_or(1);
+        let source = if split.dropped.is_empty() {
+            value.trim().to_owned()
+        } else {
+            split.text()
+        };
+        let plain = Self::prepare(freq, &split.parts)?;
         let mut rule = Self {
-            source: value.trim().to_owned(),
-            parts,
+            source,
+            parts: split.parts,
             freq,
             interval,
             count,
@@ -179,7 +167,32 @@ impl Rule {
         if count.is_none() && matches!(freq, Frequency::Monthly | Frequency::Yearly) {
             rule.pinned = Self::prepare(freq, &rule.pinned(dtstart)).ok();
         }
-        Ok(rule)
+        Ok((rule, split.dropped))
+    }
+
+    /// This rule without its `COUNT` or its `UNTIL` (`name`), for a rule
+    /// given both.
+    pub(crate) fn without(&self, name: &str, dtstart: NaiveDateTime) -> Self {
+        let mut rule = self.clone();
+        rule.parts.retain(|(k, _)| k != name);
+        rule.source = self
+            .source
+            .split(';')
+            .filter(|p| {
+                let k = p.split_once('=').map_or(*p, |(k, _)| k);
+                !p.trim().is_empty() && !k.trim().eq_ignore_ascii_case(name)
+            })
+            .collect::<Vec<_>>()
+            .join(";");
+        if name == "COUNT" {
+            rule.count = None;
+            if matches!(self.freq, Frequency::Monthly | Frequency::Yearly) {
+                rule.pinned = Self::prepare(self.freq, &rule.pinned(dtstart)).ok();
+            }
+        } else {
+            rule.until = None;
+        }
+        rule
     }
 
     fn parse_parts(parts: &[(String, String)]) -> Result<RRule<Unvalidated>, String> {
@@ -345,14 +358,23 @@ pub(crate) fn naive_rule_iter(
     dtstart: NaiveDateTime,
     from: NaiveDateTime,
 ) -> Result<impl Iterator<Item = NaiveDateTime>, String> {
-    let rule = Rule::parse(value, dtstart, |u| {
+    let (rule, dropped) = Rule::parse(value, dtstart, |u| {
         crate::ics::values::date_time(u)
             .map(|(t, _)| Until::Local(t))
             .or_else(|_| {
                 crate::ics::values::date(u)
                     .map(|d| Until::Local(d.and_hms_opt(23, 59, 59).unwrap_or_default()))
+                    .map_err(|m| format!("UNTIL: {m}"))
             })
     })?;
+    // An observance's rule is read as strictly as ever (an empty part was
+    // always passed over).
+    if let Some(d) = dropped.into_iter().find(|d| !d.empty_part) {
+        return Err(d.problem);
+    }
+    if rule.count.is_some() && rule.until.is_some() {
+        return Err(BOTH.into());
+    }
     let until = rule.until;
     Ok(rule
         .iter_from(dtstart, from.max(dtstart))

@@ -54,7 +54,7 @@ pub fn resolve_blocks(blocks: &[&Component]) -> Result<HashMap<String, Tz>, Erro
             .prop("TZID")
             .ok_or_else(|| Error::syntax(block.line, "VTIMEZONE has no TZID"))?;
         if let Zone::Tz(tz) = resolve_block(block, &mut Sink::strict())? {
-            out.insert(tzid.value.trim().to_owned(), tz);
+            out.insert(crate::ics::zone_name(&tzid.value), tz);
         }
     }
     Ok(out)
@@ -72,9 +72,19 @@ pub(crate) fn resolve_block(block: &Component, sink: &mut Sink) -> Result<Zone, 
     let tzid = block
         .prop("TZID")
         .ok_or_else(|| Error::syntax(block.line, "VTIMEZONE has no TZID"))?;
-    let name = tzid.value.trim();
+    let name = &crate::ics::zone_name(&tzid.value);
     if let Ok(tz) = Tz::from_str(name) {
         return Ok(Zone::Tz(tz));
+    }
+    for obs in observances(block) {
+        if let Some(p) = obs.prop("DTSTART").filter(|p| is_date(&p.value)) {
+            sink.note(
+                p.line,
+                At::new("VTIMEZONE", None),
+                || format!("DTSTART: {} starts on a DATE, not a DATE-TIME", obs.name),
+                "read as midnight of that day",
+            );
+        }
     }
     if let Some(tz) = match_rules(block)? {
         return Ok(Zone::Tz(tz));
@@ -127,11 +137,7 @@ pub(crate) fn onsets(block: &Component, years: (i32, i32)) -> Result<Vec<Onset>,
             .and_time(chrono::NaiveTime::MIN)
     };
     let (begin, end) = (year(years.0), year(years.1.saturating_add(1)));
-    for obs in block
-        .children
-        .iter()
-        .filter(|c| c.name == "STANDARD" || c.name == "DAYLIGHT")
-    {
+    for obs in observances(block) {
         let get = |name: &str| {
             obs.prop(name)
                 .ok_or_else(|| Error::syntax(obs.line, format!("{} has no {name}", obs.name)))
@@ -142,7 +148,14 @@ pub(crate) fn onsets(block: &Component, years: (i32, i32)) -> Result<Vec<Onset>,
         let (from_p, to_p, start_p) = (get("TZOFFSETFROM")?, get("TZOFFSETTO")?, get("DTSTART")?);
         let from = at(from_p, values::utc_offset(&from_p.value))?;
         let to = at(to_p, values::utc_offset(&to_p.value))?;
-        let (start, _) = values::date_time(&start_p.value)
+        // A DATE (seen from Outlook add-ins and generators) is midnight.
+        let start = values::date_time(&start_p.value)
+            .map(|(t, _)| t)
+            .or_else(|m| {
+                values::date(&start_p.value)
+                    .map(|d| d.and_time(chrono::NaiveTime::MIN))
+                    .map_err(|_| m)
+            })
             .map_err(|m| Error::property(start_p.line, "DTSTART", m))?;
         let mut locals = vec![start];
         for rule in obs.props_named("RRULE") {
@@ -172,6 +185,19 @@ pub(crate) fn onsets(block: &Component, years: (i32, i32)) -> Result<Vec<Onset>,
     out.sort_unstable();
     out.dedup_by_key(|o| o.0);
     Ok(out)
+}
+
+/// A block's `STANDARD` and `DAYLIGHT` observances.
+fn observances(block: &Component) -> impl Iterator<Item = &Component> {
+    block
+        .children
+        .iter()
+        .filter(|c| c.name == "STANDARD" || c.name == "DAYLIGHT")
+}
+
+/// Is an observance's `DTSTART` value a DATE (`19700101`)?
+fn is_date(v: &str) -> bool {
+    values::date(v).is_ok()
 }
 
 /// Instants at which to compare offsets: every week of the compared years, and an
@@ -265,7 +291,9 @@ fn match_rules(block: &Component) -> Result<Option<Tz>, Error> {
     if points.is_empty() {
         return Ok(None);
     }
-    let guess = block.prop("TZID").and_then(|p| by_name(&p.value));
+    let guess = block
+        .prop("TZID")
+        .and_then(|p| by_name(&crate::ics::zone_name(&p.value)));
     // A zone below MIN_AGREEMENT is never chosen, so stop counting its points
     // as soon as its misses rule it out (scored 0): most zones are out within
     // the first few hundred points, which makes matching ~10x cheaper.

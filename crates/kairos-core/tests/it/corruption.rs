@@ -3,7 +3,8 @@
 //! alarms, parameters) gets one random corruption — a line deleted or
 //! duplicated, an `END` misspelt, a parameter broken, a bad `RRULE` part —
 //! and lenient reading must keep every item the corruption did not touch
-//! exactly as the clean file reads it, with the same occurrences.
+//! exactly as the clean file reads it, with the same occurrences (and the
+//! item with a bad rule part keeps its occurrences too).
 
 use chrono_tz::Tz;
 use kairos_core::model::{Calendar, Event};
@@ -138,7 +139,19 @@ fn corrupt(
             let end = text[eq..].find([';', ':']).map_or(text.len(), |e| eq + e);
             lines[at].1 = format!("{}{}", &text[..eq], &text[end..]);
         }
-        Corruption::BadRulePart => lines[at].1.push_str(";BYDAY=XX"),
+        Corruption::BadRulePart => {
+            // A bad part after FREQ (one the rule does not already have:
+            // a part given twice is a different repair).
+            let bad = [";;", ";X-BAD=1", ";BYHOUR=25", ";BYSETPOS=0", ";COUNT=-1"];
+            let bad = bad[pick.index(bad.len())];
+            let bad = if bad == ";COUNT=-1" && text.contains("COUNT") {
+                ";INTERVAL=0"
+            } else {
+                bad
+            };
+            let cut = text.find(';').unwrap_or(text.len());
+            lines[at].1 = format!("{}{bad}{}", &text[..cut], &text[cut..]);
+        }
     }
     Some(owner)
 }
@@ -201,6 +214,11 @@ proptest! {
             return Ok(());
         };
         let got = read(&lines);
+        if let (Corruption::BadRulePart, Some(i)) = (c, touched) {
+            // The bad part goes alone: the rule, and every occurrence, stay.
+            let uid = format!("item-{i}@example.com");
+            prop_assert_eq!(starts(&got, &uid), starts(&clean, &uid));
+        }
         for i in (0..items.len()).filter(|&i| Some(i) != touched) {
             let uid = format!("item-{i}@example.com");
             let (want, have) = (by_uid(&clean, &uid), by_uid(&got, &uid));

@@ -7,6 +7,7 @@ mod dst;
 mod interop;
 mod lenient;
 mod lenient_keep;
+mod lenient_rules;
 mod lenient_text;
 mod props;
 mod rfc_examples;
