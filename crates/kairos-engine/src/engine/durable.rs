@@ -27,11 +27,9 @@ use kairos_store::{Store, WalSync};
 use super::EngineError;
 
 /// Most reminders delivered but not yet durably recorded, at any moment:
-/// what a power cut can repeat. Independent of the (much smaller) SIGKILL
-/// group, [`super::RECORD_EVERY`]: the engine waits for the disk only when
-/// this many are not yet on it, so small groups do not make a burst wait
-/// for an `fdatasync` every few reminders. (It was 2 × 256 = 512 when the
-/// group was 256; kept at 512.)
+/// what a power cut can repeat. Two groups of [`super::RECORD_EVERY`]: the
+/// engine delivers the next group while the flusher syncs the last one, and
+/// waits for the disk only when both are still unsynced.
 pub const AT_RISK: usize = 512;
 
 /// Checkpoint after this many flushes (SQLite's own default is every 1,000

@@ -15,22 +15,19 @@
 //! them began, whichever comes first. So the reminders delivered and not yet
 //! recorded all began within one such window.
 //!
-//! A crash (SIGKILL) between 2 and 3 leaves them `firing`; recovery delivers
-//! those again with the same keys, marked `repeat` (at-least-once to a
-//! channel that acknowledges nothing, never twice once recorded). Outcomes
-//! are committed without waiting for the disk and flushed by
-//! [`super::durable`], which bounds what a power cut can repeat to
-//! [`super::durable::AT_RISK`].
+//! A crash (SIGKILL) between 2 and 3 leaves them `firing`. Each attempt is
+//! also written to the delivery journal (`journal`) just before and just
+//! after it happens, so recovery records what the journal says was
+//! delivered, delivers again — same key, marked `repeat` — only the attempt
+//! that was in flight (one per channel), and delivers the never-attempted
+//! rest normally. Outcomes are committed without waiting for the disk and
+//! flushed by [`super::durable`], which bounds what a power cut can repeat
+//! to [`super::durable::AT_RISK`] (the journal is not synced either: after
+//! a power cut a repeat may be unmarked).
 //!
-//! **Repeat**: a channel is told `repeat: true` when the instance entered
-//! `firing` before (`attempts > 0`) and fewer outcomes are recorded for that
-//! channel than there were attempts: an earlier attempt reached the channel
-//! or not, nobody knows, because the process died before recording it.
-//! A retry after a *recorded* failure is not a repeat (the failure row
-//! counts). A channel added since an unrecorded attempt is told `repeat`
-//! too (it may not have shown it: "may have been shown", never "was not").
-//! After a power cut that lost the claim as well (both were in the last
-//! unsynced commits) the attempt left no trace and the repeat is unmarked.
+//! **Repeat** means "an attempt on this channel began and its end was never
+//! known", never "was not shown". A retry after a *recorded* failure is not
+//! a repeat.
 //!
 //! The claim is one set-based guarded `UPDATE` (plus its audit rows) for the
 //! whole batch; a successful single-channel delivery is recorded with its
@@ -50,16 +47,15 @@ use crate::materialise::Payload;
 use crate::policy::Lateness;
 
 /// Default [`Config::record_every`]: most reminders delivered between two
-/// commits of their outcomes, so a SIGKILL repeats at most this many (when
-/// deliveries are fast; slow ones are bounded by [`RECORD_WITHIN_MS`] first).
-/// Measured (docs/benchmarks.md, "SIGKILL window"): 16 meets the chaos goal
-/// (≤ 16 repeats per kill) but drains a 100,000 burst 25–60 % slower than
-/// 256 did (+8 % CPU; the rest is more, smaller WAL commits).
-pub const RECORD_EVERY: usize = 16;
+/// commits of their outcomes. Large groups keep a burst fast (one commit
+/// for many); the journal (`journal`), not the group, bounds what a SIGKILL
+/// repeats.
+pub const RECORD_EVERY: usize = 256;
 
 /// Default [`Config::record_within`], in milliseconds: a group is recorded
 /// before the next delivery begins once this long has passed since its first
-/// delivery began.
+/// delivery began, so what was delivered reaches the database (and, through
+/// the flusher, the disk) within a few milliseconds even in a long burst.
 pub const RECORD_WITHIN_MS: i64 = 2;
 
 /// A claimed instance and what is needed to deliver it.
@@ -152,10 +148,16 @@ impl Engine {
                 .filter(|ch| !c.done.iter().any(|d| d == ch.name()))
             {
                 r.repeat = c.unsure.iter().any(|u| u == ch.name());
+                if let Some(j) = self.journal.as_mut() {
+                    j.began(&r.key, ch.name());
+                }
                 let result = ch.deliver(&r).await.map_err(|e| (e.kind, e.message));
                 let at = self.clock.now();
                 // Latency as the person feels it: from when it was due.
                 let latency_ms = (at - c.inst.trigger_at).num_milliseconds();
+                if let (Ok(()), Some(j)) = (&result, self.journal.as_mut()) {
+                    j.delivered(&r.key, ch.name(), at, latency_ms);
+                }
                 mine.push(Attempt {
                     channel: ch.name().to_owned(),
                     result,
@@ -180,6 +182,10 @@ impl Engine {
         now: DateTime<Utc>,
     ) -> Result<(), EngineError> {
         self.record(group, attempts, now)?;
+        // Recorded: what the journal holds is in the database now.
+        if let Some(j) = self.journal.as_mut() {
+            j.clear();
+        }
         self.durability.committed(group.len());
         if self.events.receiver_count() > 0 {
             for c in group {
@@ -199,6 +205,7 @@ impl Engine {
     ) -> Result<Vec<Claimed>, EngineError> {
         let policy = self.config.catch_up;
         let names: Vec<String> = self.channels.iter().map(|c| c.name().to_owned()).collect();
+        let in_doubt = &mut self.in_doubt;
         // Not waiting for the disk here is safe: a claim lost in a power cut
         // leaves the instances pending, and they are claimed again.
         let (claimed, expired) = self.store.write_unsynced(|tx| -> Result<_, StoreError> {
@@ -226,29 +233,22 @@ impl Engine {
                 if won.binary_search(&inst.key).is_err() {
                     continue;
                 }
-                let (done, unsure) = if inst.attempts > 0 {
-                    let rows = tx.deliveries_of(&inst.key)?;
-                    let done: Vec<String> = rows
-                        .iter()
+                let done = if inst.attempts > 0 {
+                    tx.deliveries_of(&inst.key)?
+                        .into_iter()
                         .filter(|d| d.outcome == Outcome::Delivered)
-                        .map(|d| d.channel.clone())
-                        .collect();
-                    // One row per channel per *recorded* attempt: fewer rows
-                    // than attempts means one was never recorded (see the
-                    // module doc, "Repeat").
-                    let unsure = names
-                        .iter()
-                        .filter(|n| !done.contains(n))
-                        .filter(|n| {
-                            let recorded = rows.iter().filter(|d| &d.channel == *n).count();
-                            u32::try_from(recorded).is_ok_and(|r| r < inst.attempts)
-                        })
-                        .cloned()
-                        .collect();
-                    (done, unsure)
+                        .map(|d| d.channel)
+                        .collect()
                 } else {
-                    (Vec::new(), Vec::new())
+                    Vec::new()
                 };
+                // Attempts a dead engine began and never finished (its
+                // journal, read by `recover`): maybe shown, so a repeat.
+                let unsure = names
+                    .iter()
+                    .filter(|n| in_doubt.remove(&(inst.key.clone(), (*n).clone())))
+                    .cloned()
+                    .collect();
                 claimed.push(Claimed {
                     inst,
                     lateness,

@@ -94,7 +94,13 @@ impl Journal {
     }
 
     /// Notes a successful delivery.
-    pub(super) fn delivered(&mut self, key: &str, channel: &str, at: DateTime<Utc>, latency_ms: i64) {
+    pub(super) fn delivered(
+        &mut self,
+        key: &str,
+        channel: &str,
+        at: DateTime<Utc>,
+        latency_ms: i64,
+    ) {
         self.buf.clear();
         let line = ("d", key, channel, at.timestamp_millis(), latency_ms);
         let _ = serde_json::to_writer(&mut self.buf, &line);
@@ -151,7 +157,11 @@ fn read(path: &Path) -> Replay {
             continue;
         };
         let id = (key.to_owned(), channel.to_owned());
-        match (kind, num(3).and_then(DateTime::from_timestamp_millis), num(4)) {
+        match (
+            kind,
+            num(3).and_then(DateTime::from_timestamp_millis),
+            num(4),
+        ) {
             ("b", ..) => {
                 out.in_flight.insert(id);
             }
@@ -213,7 +223,12 @@ mod tests {
         let mut j = Journal::beside(&db.to_string_lossy()).expect("open");
         j.began("k1", "stdout");
         j.clear();
-        assert_eq!(std::fs::metadata(dir.path().join("k.db-fired")).expect("file").len(), 0);
+        assert_eq!(
+            std::fs::metadata(dir.path().join("k.db-fired"))
+                .expect("file")
+                .len(),
+            0
+        );
         j.began("k2", "stdout");
         assert_eq!(j.replay().in_flight.len(), 1);
     }

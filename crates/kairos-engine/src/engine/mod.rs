@@ -9,6 +9,7 @@
 
 mod durable;
 mod fire;
+mod journal;
 mod record;
 
 pub use durable::AT_RISK;
@@ -41,8 +42,9 @@ pub struct Config {
     /// Lateness policy.
     pub catch_up: CatchUp,
     /// Most reminders delivered before their outcomes are committed (group
-    /// commit by count; [`RECORD_EVERY`]). A SIGKILL repeats at most this
-    /// many. At most [`AT_RISK`].
+    /// commit by count; [`RECORD_EVERY`]). At most [`AT_RISK`]. (A SIGKILL
+    /// repeats only the attempt in flight: the journal records each
+    /// delivery as it happens.)
     pub record_every: usize,
     /// Longest a group of delivered reminders keeps growing before it is
     /// committed (group commit by time; [`RECORD_WITHIN_MS`]), measured on
@@ -150,6 +152,12 @@ pub struct Engine {
     limits: Limits,
     /// Flushes committed outcomes to the disk off the delivery path.
     durability: durable::Durability,
+    /// What was delivered and is not yet recorded (`None`: in memory, or
+    /// switched off after a write failed).
+    journal: Option<journal::Journal>,
+    /// `(key, channel)` attempts a dead engine began and never finished,
+    /// from its journal ([`Engine::recover`]): delivered again as `repeat`.
+    in_doubt: std::collections::HashSet<(String, String)>,
     /// Notices from other threads (see [`Engine::notices`]).
     inbox: (NoticeSender, std::sync::mpsc::Receiver<Notice>),
     /// What happened, for subscribers.
@@ -175,6 +183,7 @@ impl Engine {
         channels: Vec<Box<dyn Channel>>,
         config: Config,
     ) -> Self {
+        let journal = journal::Journal::beside(store.path());
         Self {
             store,
             clock,
@@ -182,6 +191,8 @@ impl Engine {
             config,
             limits: Limits::default(),
             durability: durable::Durability::new(),
+            journal,
+            in_doubt: std::collections::HashSet::new(),
             inbox: std::sync::mpsc::channel(),
             events: tokio::sync::broadcast::channel(1024).0,
             stats: Stats::default(),
@@ -310,8 +321,10 @@ impl Engine {
     }
 
     /// Recovery at start: an instance left `firing` by a crash may or may not
-    /// have reached its channels. It is delivered again (same key, so a
-    /// consumer can drop the repeat) unless a delivery was recorded.
+    /// have reached its channels. Its deliveries the journal holds are
+    /// recorded (not made again); an attempt the journal shows begun and
+    /// unfinished is made again marked `repeat`; the rest are delivered
+    /// normally (see `journal`). Returns how many were left `firing`.
     ///
     /// # Errors
     /// Store failures.
@@ -320,17 +333,60 @@ impl Engine {
         let stuck = self
             .store
             .in_state(State::Firing, self.config.batch.max(100_000))?;
-        let mut n = 0;
-        for inst in stuck {
-            if self.store.transition(
-                &inst.key,
-                &[State::Firing],
-                State::Pending,
-                "recovered after a crash while firing",
-                now,
-            )? {
-                n += 1;
+        let replay = self
+            .journal
+            .as_ref()
+            .map(journal::Journal::replay)
+            .unwrap_or_default();
+        let firing: std::collections::HashSet<&str> =
+            stuck.iter().map(|i| i.key.as_str()).collect();
+        let n = self.store.write(|tx| -> Result<usize, StoreError> {
+            for d in replay
+                .delivered
+                .iter()
+                .filter(|d| firing.contains(d.key.as_str()))
+            {
+                // Already recorded or not, the delivery happened once.
+                let _ = tx.record_delivery(
+                    &d.key,
+                    &d.channel,
+                    kairos_store::Outcome::Delivered,
+                    None,
+                    Some(d.latency_ms),
+                    d.at,
+                )?;
             }
+            let mut n = 0;
+            for inst in &stuck {
+                let reached = |ch: &str| {
+                    replay
+                        .delivered
+                        .iter()
+                        .any(|d| d.key == inst.key && d.channel == ch)
+                };
+                let (to, reason) = if self.channels.iter().all(|ch| reached(ch.name())) {
+                    (
+                        State::Delivered,
+                        "delivered before a crash (from the journal)",
+                    )
+                } else {
+                    (State::Pending, "recovered after a crash while firing")
+                };
+                if tx.transition(&inst.key, &[State::Firing], to, reason, now)? {
+                    n += 1;
+                }
+            }
+            Ok(n)
+        })?;
+        self.in_doubt = replay
+            .in_flight
+            .into_iter()
+            .filter(|(key, _)| firing.contains(key.as_str()))
+            .collect();
+        // Committed (and synced: `write`): the journal's facts are in the
+        // database now.
+        if let Some(j) = self.journal.as_mut() {
+            j.clear();
         }
         Ok(n)
     }

@@ -1,7 +1,8 @@
 //! The SIGKILL window: delivered outcomes are committed in groups bounded by
 //! count and by time (time moved by hand, one millisecond per delivery), and
-//! an instance a dead engine left `firing` is delivered again marked
-//! `repeat`.
+//! after a crash the journal decides: what it says was delivered is recorded,
+//! the attempt in flight is delivered again marked `repeat`, the rest
+//! normally.
 
 use std::sync::{Arc, Mutex};
 
@@ -11,7 +12,7 @@ use kairos_engine::clock::ManualClock;
 use kairos_engine::engine::{Config, Engine};
 use kairos_store::{State, Store};
 
-use crate::engine::{Recorder, setup, t0};
+use crate::engine::{setup, t0};
 
 /// At each delivery, notes how many instances the database already holds
 /// `delivered` (read on its own connection), then moves the clock by `step`.
@@ -111,45 +112,103 @@ async fn a_clock_set_back_mid_group_records_at_once() {
     );
 }
 
-#[tokio::test]
-async fn an_instance_left_firing_by_a_crash_is_delivered_again_as_a_repeat() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let db = setup(dir.path(), &[t0(), t0()]);
-    // A dead engine claimed k0 (and may have shown it) but recorded nothing.
-    {
-        let mut store = Store::open(&db).expect("open");
-        assert!(
-            store
-                .transition("k0", &[State::Pending], State::Firing, "due", t0())
-                .expect("claim")
-        );
+/// Shows reminders; never returns from the one called `stall` (the process
+/// dies while showing it).
+struct Screen {
+    got: Arc<Mutex<Vec<Reminder>>>,
+    stall: Option<&'static str>,
+}
+
+impl Channel for Screen {
+    fn name(&self) -> &str {
+        "screen"
     }
+    fn deliver<'a>(&'a self, r: &'a Reminder) -> Delivery<'a> {
+        Box::pin(async move {
+            self.got.lock().expect("lock").push(r.clone());
+            if self.stall == Some(r.key.as_str()) {
+                std::future::pending::<()>().await;
+            }
+            Ok(())
+        })
+    }
+}
+
+fn screen(
+    db: &std::path::Path,
+    stall: Option<&'static str>,
+) -> (Engine, Arc<Mutex<Vec<Reminder>>>) {
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let ch = Screen {
+        got: got.clone(),
+        stall,
+    };
+    // Groups far larger than the run: nothing is recorded before the crash.
+    let config = Config {
+        record_every: 1000,
+        record_within: Duration::hours(1),
+        ..Config::default()
+    };
     let clock = Arc::new(ManualClock::new(t0() + Duration::seconds(1)));
-    let ch = Recorder::new();
-    let mut e = Engine::new(
-        Store::open(&db).expect("open"),
-        clock.clone(),
-        vec![Box::new(ch.clone())],
-        Config::default(),
+    let e = Engine::new(
+        Store::open(db).expect("open"),
+        clock,
+        vec![Box::new(ch)],
+        config,
     );
-    assert_eq!(e.recover().expect("recover"), 1);
-    assert_eq!(e.fire_due().await.expect("fire"), 2);
-    let got: Vec<(String, bool)> = ch
-        .got
+    (e, got)
+}
+
+#[tokio::test]
+async fn after_a_crash_only_the_attempt_in_flight_is_repeated_and_says_so() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = setup(dir.path(), &[t0(); 4]);
+    // The first engine shows k0 and k1, dies while showing k2 (its future
+    // is dropped mid-delivery, then the engine: nothing more runs), and
+    // never reaches k3. None of it is recorded in the database.
+    {
+        let (mut e, got) = screen(&db, Some("k2"));
+        tokio::select! {
+            biased;
+            _ = e.fire_due() => panic!("k2 never finishes"),
+            () = std::future::ready(()) => {}
+        }
+        let shown: Vec<String> = got
+            .lock()
+            .expect("lock")
+            .iter()
+            .map(|r| r.key.clone())
+            .collect();
+        assert_eq!(shown, ["k0", "k1", "k2"]);
+        let counts = e.store().counters().expect("counters");
+        assert_eq!(counts.get(&State::Firing), Some(&4), "claimed, unrecorded");
+    }
+    let (mut e, got) = screen(&db, None);
+    assert_eq!(e.recover().expect("recover"), 4);
+    assert_eq!(
+        e.fire_due().await.expect("fire"),
+        2,
+        "k0 and k1 are recorded, not due"
+    );
+    let again: Vec<(String, bool)> = got
         .lock()
         .expect("lock")
         .iter()
         .map(|r| (r.key.clone(), r.repeat))
         .collect();
     assert_eq!(
-        got,
-        [("k0".to_owned(), true), ("k1".to_owned(), false)],
-        "the recovered one says repeat, the other does not"
+        again,
+        [("k2".to_owned(), true), ("k3".to_owned(), false)],
+        "k0 and k1 are not shown again; k2 (in flight) says repeat; k3 (never tried) does not"
     );
+    let counts = e.store().counters().expect("counters");
+    assert_eq!(counts.get(&State::Delivered), Some(&4));
+    let k0 = e.store().deliveries_of("k0").expect("deliveries");
+    assert_eq!(k0.len(), 1, "one delivery of k0, recorded from the journal");
     // The JSON a consumer reads says it too, and only when true.
-    let line = serde_json::to_value(&ch.got.lock().expect("lock")[0]).expect("json");
+    let line = serde_json::to_value(&got.lock().expect("lock")[0]).expect("json");
     assert_eq!(line["repeat"], true);
-    let line = serde_json::to_value(&ch.got.lock().expect("lock")[1]).expect("json");
+    let line = serde_json::to_value(&got.lock().expect("lock")[1]).expect("json");
     assert!(
         line.get("repeat").is_none(),
         "absent on a first delivery: {line}"
