@@ -9,8 +9,8 @@ use anyhow::{Context, Result, bail};
 use chrono::{DateTime, Duration, Utc};
 use kairos_engine::channel::{Channel, CommandChannel, StdoutChannel};
 use kairos_engine::clock::{Clock, OffsetFileClock, SystemClock};
-use kairos_engine::daemon::InstanceLock;
-use kairos_engine::engine::{Config, Engine};
+use kairos_engine::engine::Config;
+use kairos_host::{Host, Options};
 use kairos_store::Store;
 use serde_json::json;
 
@@ -151,113 +151,47 @@ pub fn sink(spec: &str) -> Result<Box<dyn Channel>> {
     bail!("--sink {spec:?}: expected `stdout` or `command:CMD`")
 }
 
-/// `kairos daemon`.
+/// `kairos daemon`: the engine host (`kairos_host`: lock, engine thread,
+/// the live sync connection on a paired database) delivering to `sink_spec`,
+/// until SIGTERM or SIGINT (the batch in hand is finished first).
 pub fn daemon(db: &Path, sink_spec: &str, tz: Option<&str>, clock: Arc<dyn Clock>) -> Result<()> {
     let channel = sink(sink_spec)?;
-    // One thread, its own runtime: the engine's blocking store calls never
-    // hold up anyone else's async work.
+    let config = Config {
+        floating: floating_zone(tz)?,
+        ..Config::default()
+    };
+    drop(open(db)?); // created owner-only, as every command does
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    // Signal handlers before the lock: the lock file is what tells other
-    // `kairos` processes to send SIGUSR1 ("the database changed"), and
-    // SIGUSR1's default action is to terminate. Installing the handlers
-    // first closes the window in which an `import` would kill a daemon that
-    // is still starting. A SIGTERM that arrives while the first batch is
-    // being delivered still means "finish and exit cleanly".
-    let (mut term, mut int, mut usr1) = {
+    // TERM and INT are handled from before the host takes the lock: a stop
+    // asked for while the first batch is being delivered still means
+    // "finish it and exit cleanly".
+    let (mut term, mut int) = {
         use tokio::signal::unix::{SignalKind, signal};
         let _rt = rt.enter();
         (
             signal(SignalKind::terminate())?,
             signal(SignalKind::interrupt())?,
-            signal(SignalKind::user_defined1())?,
         )
     };
-    let _lock = InstanceLock::acquire(db).map_err(anyhow::Error::msg)?;
-    let store = open(db)?;
-    let config = Config {
-        floating: floating_zone(tz)?,
-        ..Config::default()
-    };
-    let floating = config.floating;
-    let mut engine = Engine::new(store, clock.clone(), vec![channel], config);
-    let changed = Arc::new(tokio::sync::Notify::new());
-    let outbox = Arc::new(tokio::sync::Notify::new());
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    let sync = start_sync(
-        db,
-        &engine,
-        &changed,
-        &outbox,
-        stopped,
-        clock.clone(),
-        floating,
-    )?;
-    let result = rt.block_on(async move {
-        let notify = changed.clone();
-        tokio::spawn(async move {
-            while usr1.recv().await.is_some() {
-                notify.notify_one();
-                outbox.notify_one();
-            }
-        });
-        let shutdown = async move {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
-            }
-        };
-        kairos_engine::daemon::run(&mut engine, clock, changed, shutdown)
-            .await
-            .map_err(anyhow::Error::from)
-    });
-    let _ = stop.send(true);
-    if let Some(t) = sync {
-        let _ = t.join();
-    }
-    result
-}
-
-/// On a paired database, the live sync client on its own thread: what it
-/// applies wakes the engine, and reminders shown here that were
-/// acknowledged elsewhere go to the engine to be withdrawn.
-fn start_sync(
-    db: &Path,
-    engine: &Engine,
-    changed: &Arc<tokio::sync::Notify>,
-    outbox: &Arc<tokio::sync::Notify>,
-    stop: tokio::sync::watch::Receiver<bool>,
-    clock: Arc<dyn Clock>,
-    floating: chrono_tz::Tz,
-) -> Result<Option<std::thread::JoinHandle<()>>> {
-    let store = open(db)?;
-    if kairos_engine::sync::identity(&store)?.is_none() {
-        return Ok(None);
-    }
-    let notices = engine.notices();
-    let wake = changed.clone();
-    let live = kairos_sync::live::Live {
+    let host = Host::start(Options {
         db: db.to_owned(),
-        applier: kairos_sync::Applier {
-            clock,
-            floating,
-            horizon: Config::default().horizon,
-        },
-        tls: crate::sync_cmds::tls(&store)?,
-        outbox: outbox.clone(),
-        on_applied: Box::new(move |applied| {
-            let changed = applied.applied > 0;
-            for n in applied.notices() {
-                let _ = notices.send(n);
-            }
-            if changed {
-                wake.notify_one();
-            }
-        }),
-        stop,
-    };
-    Ok(Some(kairos_sync::live::spawn(live)?))
+        clock,
+        channels: vec![channel],
+        config,
+        sync: true,
+        on_fired: Box::new(|_| {}),
+    })?;
+    rt.block_on(async {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+            () = host.ended() => {}
+        }
+    });
+    host.stop()?;
+    Ok(())
 }
 
 /// `kairos dismiss`: acknowledged; it will not fire (again). On a paired

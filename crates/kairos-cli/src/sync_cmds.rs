@@ -58,14 +58,11 @@ pub enum SyncCmd {
     },
 }
 
-/// Meta key: extra CA (PEM) for wss://.
-const CA: &str = "sync.ca_pem";
+use kairos_sync::CA_META as CA;
 
 /// The TLS trust of this database.
 pub fn tls(store: &kairos_store::Store) -> Result<Tls> {
-    Ok(Tls {
-        ca_pem: store.meta_get(CA)?,
-    })
+    Ok(Tls::stored(store)?)
 }
 
 /// How ops are applied by one-shot commands.

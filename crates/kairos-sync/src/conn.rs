@@ -26,7 +26,20 @@ pub struct Tls {
     pub ca_pem: Option<String>,
 }
 
+/// `meta` key: the extra CA (PEM) trusted for `wss://`, set by `join`.
+pub const CA_META: &str = "sync.ca_pem";
+
 impl Tls {
+    /// The trust stored in the database (`kairos sync join --ca`).
+    ///
+    /// # Errors
+    /// The store cannot be read.
+    pub fn stored(store: &kairos_store::Store) -> Result<Self, kairos_store::StoreError> {
+        Ok(Self {
+            ca_pem: store.meta_get(CA_META)?,
+        })
+    }
+
     fn client_config(&self) -> Result<rustls::ClientConfig, String> {
         let mut roots = rustls::RootCertStore::empty();
         roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());

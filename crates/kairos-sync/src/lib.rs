@@ -21,7 +21,7 @@ use kairos_engine::engine::EngineError;
 use kairos_store::StoreError;
 
 pub use commands::{Status, devices, join, leave, now, pair, push_outbox, revoke, status};
-pub use conn::Tls;
+pub use conn::{CA_META, Tls};
 pub use session::Applier;
 
 /// Why a sync step failed.

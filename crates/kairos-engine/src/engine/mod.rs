@@ -128,6 +128,10 @@ pub enum EngineEvent {
     },
     /// A reminder shown here was acknowledged elsewhere and taken back.
     Withdrawn(Withdrawal),
+    /// The database changed under the engine (another process, another
+    /// device): whoever shows its contents should read them again. Sent by
+    /// the host that runs the engine.
+    Changed,
 }
 
 /// What other parts of the process (the sync client) tell the engine.

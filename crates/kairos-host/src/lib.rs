@@ -1,0 +1,330 @@
+//! One start-up for whatever hosts the reminder engine — `kairos daemon`,
+//! the desktop app, the engine bench — so the hosts cannot drift apart.
+//!
+//! [`Host::start`] does, in this order:
+//! 1. a thread of its own with a single-threaded tokio runtime (the store is
+//!    blocking: it never runs on a shared async worker, and firing never
+//!    waits for anyone else's work);
+//! 2. on Unix, the `SIGUSR1` listener ("another process changed the
+//!    database": `kairos import|snooze|dismiss` send it to the lock holder),
+//!    installed **before** the lock is taken, because the lock file is what
+//!    tells those processes whom to signal and `SIGUSR1`'s default action
+//!    would kill a host still starting;
+//! 3. the per-database lock ([`InstanceLock`]): one host per database; a
+//!    second is refused with the first one's PID;
+//! 4. the engine over its own store connection, with the host's channels;
+//! 5. on a paired database, the live sync connection on a thread of its own
+//!    (only the lock holder holds it): what it applies wakes the engine,
+//!    acknowledgements from other devices withdraw what is shown here, and
+//!    a local change (the signal, [`Host::changed`]) is pushed at once.
+//!
+//! What happened reaches the host by one path: [`Host::subscribe`] (the
+//! engine's [`EngineEvent`]s, plus [`EngineEvent::Changed`] when the
+//! database changed under it: another process, another device).
+//!
+//! The host knows nothing of Tauri, of the CLI's flags or of what a channel
+//! does with a reminder.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use kairos_engine::channel::Channel;
+use kairos_engine::clock::Clock;
+use kairos_engine::daemon::{InstanceLock, run_observed};
+use kairos_engine::engine::{Config, Engine, EngineError, EngineEvent, Notice, NoticeSender, Stats};
+use kairos_store::{Store, StoreError};
+use tokio::sync::{Notify, broadcast, oneshot, watch};
+
+mod sync;
+
+/// What a host runs.
+pub struct Options {
+    /// The database.
+    pub db: PathBuf,
+    /// "Now" for the engine and sync.
+    pub clock: Arc<dyn Clock>,
+    /// Where reminders go.
+    pub channels: Vec<Box<dyn Channel>>,
+    /// Engine settings (the floating zone among them).
+    pub config: Config,
+    /// Start the live sync connection when the database is paired.
+    pub sync: bool,
+    /// Called on the engine thread after each round that delivered `n > 0`
+    /// reminders, once their outcomes are committed.
+    pub on_fired: Box<dyn FnMut(usize) + Send>,
+}
+
+/// Why a host did not start or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    /// Another host holds the database (the message names its PID).
+    #[error("{0}")]
+    Locked(String),
+    /// The database cannot be used.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The engine failed.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// A thread or the runtime cannot be started, or a signal handler
+    /// cannot be installed.
+    #[error("starting the engine host: {0}")]
+    Io(#[from] std::io::Error),
+    /// The engine thread ended without saying why (it panicked).
+    #[error("the engine thread ended unexpectedly")]
+    Gone,
+}
+
+/// A running engine host. Dropping it stops it (see [`Host::stop`]).
+pub struct Host {
+    engine: Option<JoinHandle<Result<Stats, HostError>>>,
+    shutdown: Option<oneshot::Sender<()>>,
+    wake: Wake,
+    notices: NoticeSender,
+    events: broadcast::Receiver<EngineEvent>,
+    sync: Option<sync::Link>,
+    /// Turns true when the engine thread ends (stopped or failed).
+    ended: watch::Receiver<bool>,
+}
+
+/// What wakes the engine and the sync connection.
+#[derive(Clone)]
+struct Wake {
+    /// The engine re-plans.
+    changed: Arc<Notify>,
+    /// The sync connection pushes the outbox.
+    outbox: Arc<Notify>,
+}
+
+impl Wake {
+    fn database_changed(&self, notices: &NoticeSender) {
+        let _ = notices.send(Notice::Announce(EngineEvent::Changed));
+        self.changed.notify_one();
+        self.outbox.notify_one();
+    }
+}
+
+/// What the engine thread hands back once it holds the lock.
+type Started = (NoticeSender, broadcast::Receiver<EngineEvent>);
+
+impl Host {
+    /// Starts the host (see the crate doc for the order). Returns once the
+    /// lock is held and the engine is about to run.
+    ///
+    /// # Errors
+    /// Another host holds the database, the database cannot be opened, a
+    /// thread cannot be started.
+    pub fn start(options: Options) -> Result<Self, HostError> {
+        let Options {
+            db,
+            clock,
+            channels,
+            config,
+            sync,
+            on_fired,
+        } = options;
+        let wake = Wake {
+            changed: Arc::new(Notify::new()),
+            outbox: Arc::new(Notify::new()),
+        };
+        let floating = config.floating;
+        let horizon = config.horizon;
+        let (shutdown, stopped) = oneshot::channel::<()>();
+        let (ready, started) = std::sync::mpsc::channel::<Result<Started, HostError>>();
+        let (ending, ended) = watch::channel(false);
+        let engine_db = db.clone();
+        let engine_clock = Arc::clone(&clock);
+        let engine_wake = wake.clone();
+        let engine = std::thread::Builder::new()
+            .name("kairos-engine".into())
+            .spawn(move || {
+                let run = EngineRun {
+                    db: engine_db,
+                    clock: engine_clock,
+                    channels,
+                    config,
+                    wake: engine_wake,
+                    on_fired,
+                };
+                let result = run.run(&ready, stopped);
+                let _ = ending.send(true);
+                result
+            })?;
+        let (notices, events) = match started.recv() {
+            Ok(Ok(started)) => started,
+            Ok(Err(e)) => {
+                let _ = engine.join();
+                return Err(e);
+            }
+            Err(_) => return Err(join(engine).err().unwrap_or(HostError::Gone)),
+        };
+        let mut host = Self {
+            engine: Some(engine),
+            shutdown: Some(shutdown),
+            wake,
+            notices,
+            events,
+            sync: None,
+            ended,
+        };
+        if sync {
+            let applier = kairos_sync::Applier {
+                clock,
+                floating,
+                horizon,
+            };
+            host.sync = sync::Link::start(&db, applier, &host.wake, &host.notices)?;
+        }
+        Ok(host)
+    }
+
+    /// The database changed (an edit in the app, another process): the
+    /// engine re-plans and the sync connection pushes at once.
+    pub fn changed(&self) {
+        self.wake.database_changed(&self.notices);
+    }
+
+    /// The engine's announcements (fired, acknowledged elsewhere, withdrawn,
+    /// changed). A slow subscriber misses old ones, never blocks the engine.
+    #[must_use]
+    pub fn subscribe(&self) -> broadcast::Receiver<EngineEvent> {
+        self.events.resubscribe()
+    }
+
+    /// Where other parts of the process hand the engine notices.
+    #[must_use]
+    pub fn notices(&self) -> NoticeSender {
+        self.notices.clone()
+    }
+
+    /// Whether the live sync connection runs (the database is paired).
+    #[must_use]
+    pub fn syncing(&self) -> bool {
+        self.sync.is_some()
+    }
+
+    /// Completes when the engine thread has ended on its own (it failed:
+    /// [`Host::stop`] returns why). For a host that waits on other things
+    /// too (a signal to stop).
+    pub async fn ended(&self) {
+        let mut ended = self.ended.clone();
+        let _ = ended.wait_for(|e| *e).await;
+    }
+
+    /// Stops the engine (after the batch in hand) and the sync connection,
+    /// and waits for both. Returns the engine's counters.
+    ///
+    /// # Errors
+    /// The engine had failed (its error).
+    pub fn stop(mut self) -> Result<Stats, HostError> {
+        self.halt()
+    }
+
+    fn halt(&mut self) -> Result<Stats, HostError> {
+        if let Some(s) = self.shutdown.take() {
+            let _ = s.send(());
+        }
+        if let Some(link) = self.sync.take() {
+            link.stop();
+        }
+        match self.engine.take() {
+            Some(engine) => join(engine),
+            None => Err(HostError::Gone),
+        }
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        if self.engine.is_some() {
+            let _ = self.halt();
+        }
+    }
+}
+
+fn join(engine: JoinHandle<Result<Stats, HostError>>) -> Result<Stats, HostError> {
+    engine.join().unwrap_or(Err(HostError::Gone))
+}
+
+/// Everything the engine thread owns.
+struct EngineRun {
+    db: PathBuf,
+    clock: Arc<dyn Clock>,
+    channels: Vec<Box<dyn Channel>>,
+    config: Config,
+    wake: Wake,
+    on_fired: Box<dyn FnMut(usize) + Send>,
+}
+
+impl EngineRun {
+    fn run(
+        mut self,
+        ready: &std::sync::mpsc::Sender<Result<Started, HostError>>,
+        stopped: oneshot::Receiver<()>,
+    ) -> Result<Stats, HostError> {
+        let prepared = self.prepare();
+        let (rt, signals, _lock, mut engine) = match prepared {
+            Ok(p) => p,
+            Err(e) => {
+                let _ = ready.send(Err(e));
+                return Err(HostError::Gone);
+            }
+        };
+        let _ = ready.send(Ok((engine.notices(), engine.subscribe())));
+        let notices = engine.notices();
+        let wake = self.wake.clone();
+        let (clock, changed, on_fired) = (self.clock, self.wake.changed, self.on_fired);
+        let engine_ref = &mut engine;
+        rt.block_on(async move {
+            if let Some(mut usr1) = signals {
+                tokio::spawn(async move {
+                    while usr1.recv().await.is_some() {
+                        wake.database_changed(&notices);
+                    }
+                });
+            }
+            let shutdown = async {
+                let _ = stopped.await;
+            };
+            run_observed(engine_ref, clock, changed, shutdown, on_fired).await
+        })?;
+        Ok(engine.stats)
+    }
+
+    /// Runtime, signal listener, lock, store and engine, in that order.
+    #[allow(clippy::type_complexity)]
+    fn prepare(
+        &mut self,
+    ) -> Result<
+        (
+            tokio::runtime::Runtime,
+            Option<Signal>,
+            InstanceLock,
+            Engine,
+        ),
+        HostError,
+    > {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let signals = {
+            let _rt = rt.enter();
+            usr1()?
+        };
+        let lock = InstanceLock::acquire(&self.db).map_err(HostError::Locked)?;
+        let store = Store::open(&self.db)?;
+        // The channels move into the engine: the thread owns both.
+        let channels = std::mem::take(&mut self.channels);
+        let engine = Engine::new(store, Arc::clone(&self.clock), channels, self.config.clone());
+        Ok((rt, Some(signals), lock, engine))
+    }
+}
+
+#[cfg(unix)]
+type Signal = tokio::signal::unix::Signal;
+
+#[cfg(unix)]
+fn usr1() -> std::io::Result<Signal> {
+    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1())
+}
