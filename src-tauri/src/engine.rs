@@ -1,27 +1,32 @@
-//! The reminder engine, embedded: its own thread with a single-threaded
-//! tokio runtime and its own store connection, so firing never waits for
-//! the UI and store calls never block a shared async worker. It holds the
-//! same per-database lock as `kairos daemon`, so the app and a CLI daemon
-//! never both deliver from one database.
+//! The reminder engine, embedded through the one host start-up every
+//! engine host uses (`kairos_host`): its own thread and runtime and store
+//! connection, so firing never waits for the UI; the same per-database lock
+//! as `kairos daemon`, so the app and a CLI daemon never both deliver from
+//! one database; and, on a paired database, the live sync connection.
+//!
+//! The shell listens to the host's events, one path for every change: a
+//! round fired (the reminder window lists them), the database changed under
+//! it (the CLI, another device), a reminder acknowledged elsewhere (its
+//! notification is closed).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use kairos_engine::daemon::{InstanceLock, run_observed};
-use kairos_engine::engine::{Config, Engine};
-use kairos_store::Store;
+use kairos_engine::engine::{Config, EngineEvent};
+use kairos_host::{Host, Options};
+use tokio::sync::broadcast::error::RecvError;
 
 use crate::notifier::{self, DesktopChannel};
 use crate::state::Shared;
 
-/// Starts the engine thread. Returns at once; problems are reported on
+/// Starts the engine host. Returns at once; problems are reported on
 /// stderr and in the app status (reminders would not fire: that must be
 /// loud, not silent).
 pub fn start(shared: Arc<Shared>, db: PathBuf) {
     let spawned = std::thread::Builder::new()
-        .name("kairos-engine".into())
+        .name("kairos-host".into())
         .spawn(move || {
-            if let Err(e) = run(&shared, &db) {
+            if let Err(e) = run(&shared, db) {
                 eprintln!("kairos: reminder engine stopped: {e}");
                 shared.show_main(Some(crate::window::Intent::ShowReminders));
             }
@@ -31,55 +36,53 @@ pub fn start(shared: Arc<Shared>, db: PathBuf) {
     }
 }
 
-fn run(shared: &Arc<Shared>, db: &std::path::Path) -> anyhow::Result<()> {
+fn run(shared: &Arc<Shared>, db: PathBuf) -> anyhow::Result<()> {
+    // Asked once, off the main thread (a D-Bus round trip).
     let state = notifier::probe();
     shared.lock().notifier = state;
+    let floating = shared.lock().display_tz();
+    let s = Arc::clone(shared);
+    let host = Host::start(Options {
+        db,
+        clock: Arc::clone(&shared.clock),
+        channels: vec![Box::new(DesktopChannel::new(Arc::clone(shared)))],
+        config: Config {
+            floating,
+            ..Config::default()
+        },
+        sync: true,
+        on_fired: Box::new(move |_| {
+            // Outcomes are committed: the reminder window can list them.
+            notifier::reconcile(&s);
+            let _ = tauri::Emitter::emit(&s.handle, kairos_app::api::events::REMINDERS_CHANGED, ());
+            crate::tray::refresh(&s);
+        }),
+        waker: shared.wake.clone(),
+    })?;
+    let mut events = host.subscribe();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    // `kairos import|snooze|dismiss` signal the lock holder: re-plan, and
-    // close notifications they made stale. The handler goes in before the
-    // lock is taken: SIGUSR1's default action would kill the app.
-    let mut usr1 = {
-        let _rt = rt.enter();
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1())?
-    };
-    let _lock = InstanceLock::acquire(db).map_err(anyhow::Error::msg)?;
     rt.block_on(async {
-        let floating = shared.lock().display_tz();
-        let store = Store::open(db)?;
-        let channel = DesktopChannel::new(Arc::clone(shared));
-        let config = Config {
-            floating,
-            ..Config::default()
-        };
-        let mut engine = Engine::new(
-            store,
-            Arc::clone(&shared.clock),
-            vec![Box::new(channel)],
-            config,
-        );
-        let s = Arc::clone(shared);
-        tokio::spawn(async move {
-            while usr1.recv().await.is_some() {
-                s.reminders_changed();
+        loop {
+            tokio::select! {
+                event = events.recv() => match event {
+                    // A fired round is handled by `on_fired` (once per round).
+                    Ok(EngineEvent::Fired { .. }) => {}
+                    Ok(EngineEvent::Changed
+                        | EngineEvent::Acknowledged { .. }
+                        | EngineEvent::Withdrawn(_))
+                    | Err(RecvError::Lagged(_)) => {
+                        let s = Arc::clone(shared);
+                        // Store reads: on the blocking pool, not this loop.
+                        let _ = tokio::task::spawn_blocking(move || s.reminders_changed()).await;
+                    }
+                    Err(RecvError::Closed) => break,
+                },
+                () = host.ended() => break,
             }
-        });
-        let s = Arc::clone(shared);
-        run_observed(
-            &mut engine,
-            Arc::clone(&shared.clock),
-            Arc::clone(&shared.wake),
-            std::future::pending::<()>(),
-            move |_| {
-                // Outcomes are committed: the reminder window can list them.
-                crate::notifier::reconcile(&s);
-                let _ =
-                    tauri::Emitter::emit(&s.handle, kairos_app::api::events::REMINDERS_CHANGED, ());
-                crate::tray::refresh(&s);
-            },
-        )
-        .await?;
-        Ok(())
-    })
+        }
+    });
+    host.stop()?;
+    Ok(())
 }

@@ -20,7 +20,7 @@ pub struct Shared {
     /// "Now" for everything in the app (shifted in tests, see [`clock`]).
     pub clock: Arc<dyn Clock>,
     /// Wakes the engine: the database changed (an edit, a snooze, a dismissal).
-    pub wake: Arc<tokio::sync::Notify>,
+    pub wake: kairos_host::Waker,
     /// The running Tauri app, for events and windows.
     pub handle: AppHandle,
     /// Test only (`KAIROS_TEST_SNOOZE_SECS`): what a notification's Snooze
@@ -64,7 +64,7 @@ impl Shared {
         Self {
             app: Mutex::new(app),
             clock,
-            wake: Arc::new(tokio::sync::Notify::new()),
+            wake: kairos_host::Waker::default(),
             handle,
             snooze_override: env_secs("KAIROS_TEST_SNOOZE_SECS")
                 .filter(|s| *s > 0)
@@ -105,7 +105,7 @@ impl Shared {
     /// After a change to reminders: wake the engine, close notifications of
     /// reminders no longer shown, refresh the UI and the tray.
     pub fn reminders_changed(self: &Arc<Self>) {
-        self.wake.notify_one();
+        self.wake.wake();
         crate::notifier::reconcile(self);
         let _ = self.handle.emit(events::REMINDERS_CHANGED, ());
         crate::tray::refresh(self);

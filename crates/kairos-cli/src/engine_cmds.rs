@@ -10,7 +10,7 @@ use chrono::{DateTime, Duration, Utc};
 use kairos_engine::channel::{Channel, CommandChannel, StdoutChannel};
 use kairos_engine::clock::{Clock, OffsetFileClock, SystemClock};
 use kairos_engine::engine::Config;
-use kairos_host::{Host, Options};
+use kairos_host::{Host, Options, Waker};
 use kairos_store::Store;
 use serde_json::json;
 
@@ -182,6 +182,7 @@ pub fn daemon(db: &Path, sink_spec: &str, tz: Option<&str>, clock: Arc<dyn Clock
         config,
         sync: true,
         on_fired: Box::new(|_| {}),
+        waker: Waker::default(),
     })?;
     rt.block_on(async {
         tokio::select! {

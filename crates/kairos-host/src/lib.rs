@@ -32,7 +32,9 @@ use std::thread::JoinHandle;
 use kairos_engine::channel::Channel;
 use kairos_engine::clock::Clock;
 use kairos_engine::daemon::{InstanceLock, run_observed};
-use kairos_engine::engine::{Config, Engine, EngineError, EngineEvent, Notice, NoticeSender, Stats};
+use kairos_engine::engine::{
+    Config, Engine, EngineError, EngineEvent, Notice, NoticeSender, Stats,
+};
 use kairos_store::{Store, StoreError};
 use tokio::sync::{Notify, broadcast, oneshot, watch};
 
@@ -53,6 +55,9 @@ pub struct Options {
     /// Called on the engine thread after each round that delivered `n > 0`
     /// reminders, once their outcomes are committed.
     pub on_fired: Box<dyn FnMut(usize) + Send>,
+    /// How the rest of the process wakes the engine and the sync
+    /// connection; made before the host (e.g. held by the app's state).
+    pub waker: Waker,
 }
 
 /// Why a host did not start or stopped.
@@ -80,7 +85,7 @@ pub enum HostError {
 pub struct Host {
     engine: Option<JoinHandle<Result<Stats, HostError>>>,
     shutdown: Option<oneshot::Sender<()>>,
-    wake: Wake,
+    wake: Waker,
     notices: NoticeSender,
     events: broadcast::Receiver<EngineEvent>,
     sync: Option<sync::Link>,
@@ -88,20 +93,27 @@ pub struct Host {
     ended: watch::Receiver<bool>,
 }
 
-/// What wakes the engine and the sync connection.
-#[derive(Clone)]
-struct Wake {
-    /// The engine re-plans.
+/// What wakes the engine (it re-plans) and the sync connection (it pushes
+/// the outbox). Cheap to clone; made before the host starts.
+#[derive(Clone, Default)]
+pub struct Waker {
     changed: Arc<Notify>,
-    /// The sync connection pushes the outbox.
     outbox: Arc<Notify>,
 }
 
-impl Wake {
-    fn database_changed(&self, notices: &NoticeSender) {
-        let _ = notices.send(Notice::Announce(EngineEvent::Changed));
+impl Waker {
+    /// The database was changed by this process (an edit, an import, a
+    /// dismissal): re-plan and push now.
+    pub fn wake(&self) {
         self.changed.notify_one();
         self.outbox.notify_one();
+    }
+
+    /// The database was changed by someone else: [`Waker::wake`], and tell
+    /// subscribers ([`EngineEvent::Changed`]).
+    fn changed_elsewhere(&self, notices: &NoticeSender) {
+        let _ = notices.send(Notice::Announce(EngineEvent::Changed));
+        self.wake();
     }
 }
 
@@ -123,11 +135,8 @@ impl Host {
             config,
             sync,
             on_fired,
+            waker: wake,
         } = options;
-        let wake = Wake {
-            changed: Arc::new(Notify::new()),
-            outbox: Arc::new(Notify::new()),
-        };
         let floating = config.floating;
         let horizon = config.horizon;
         let (shutdown, stopped) = oneshot::channel::<()>();
@@ -179,10 +188,10 @@ impl Host {
         Ok(host)
     }
 
-    /// The database changed (an edit in the app, another process): the
-    /// engine re-plans and the sync connection pushes at once.
+    /// The database was changed by this process: the engine re-plans and
+    /// the sync connection pushes at once (as [`Waker::wake`]).
     pub fn changed(&self) {
-        self.wake.database_changed(&self.notices);
+        self.wake.wake();
     }
 
     /// The engine's announcements (fired, acknowledged elsewhere, withdrawn,
@@ -253,7 +262,7 @@ struct EngineRun {
     clock: Arc<dyn Clock>,
     channels: Vec<Box<dyn Channel>>,
     config: Config,
-    wake: Wake,
+    wake: Waker,
     on_fired: Box<dyn FnMut(usize) + Send>,
 }
 
@@ -280,7 +289,7 @@ impl EngineRun {
             if let Some(mut usr1) = signals {
                 tokio::spawn(async move {
                     while usr1.recv().await.is_some() {
-                        wake.database_changed(&notices);
+                        wake.changed_elsewhere(&notices);
                     }
                 });
             }
@@ -316,7 +325,12 @@ impl EngineRun {
         let store = Store::open(&self.db)?;
         // The channels move into the engine: the thread owns both.
         let channels = std::mem::take(&mut self.channels);
-        let engine = Engine::new(store, Arc::clone(&self.clock), channels, self.config.clone());
+        let engine = Engine::new(
+            store,
+            Arc::clone(&self.clock),
+            channels,
+            self.config.clone(),
+        );
         Ok((rt, Some(signals), lock, engine))
     }
 }

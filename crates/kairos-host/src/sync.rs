@@ -8,7 +8,7 @@ use kairos_engine::engine::{EngineEvent, Notice, NoticeSender};
 use kairos_store::Store;
 use tokio::sync::watch;
 
-use super::{HostError, Wake};
+use super::{HostError, Waker};
 
 /// A running live connection.
 pub(super) struct Link {
@@ -21,7 +21,7 @@ impl Link {
     pub(super) fn start(
         db: &Path,
         applier: kairos_sync::Applier,
-        wake: &Wake,
+        wake: &Waker,
         notices: &NoticeSender,
     ) -> Result<Option<Self>, HostError> {
         let store = Store::open(db)?;
