@@ -65,7 +65,8 @@ pub fn kairos(dir: &Path, n: usize, deadline: StdDuration) -> Result<Report> {
     let clock = Arc::new(SystemClock::shifted(shift));
     let engine_start = now();
     let t0 = Instant::now();
-    let engine = EngineThread::start(store, clock, tally.clone())?;
+    drop(store);
+    let engine = EngineThread::start(&path, clock, tally.clone())?;
     let until = t0 + deadline;
     let got = tally.wait(until);
     let mut drain = None;

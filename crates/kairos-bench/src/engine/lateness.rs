@@ -129,7 +129,8 @@ pub fn kairos(
     let (store, ts, insert) = prepare(&path, n, span, seed, estimate)?;
     let last = ts.iter().max().copied().unwrap_or_else(now);
     let tally = Tally::new(n);
-    let engine = EngineThread::start(store, Arc::new(SystemClock::default()), tally.clone())?;
+    drop(store);
+    let engine = EngineThread::start(&path, Arc::new(SystemClock::default()), tally.clone())?;
     let wait = (last - now()).to_std().unwrap_or_default() + StdDuration::from_secs(10);
     tally.wait(Instant::now() + wait);
     let stats = engine.stop()?;

@@ -30,7 +30,7 @@ use anyhow::{Context, Result};
 use chrono::{DateTime, Duration, Utc};
 use kairos_engine::channel::{Channel, Delivery, Reminder};
 use kairos_engine::clock::{Clock, SystemClock};
-use kairos_engine::engine::{Config, Engine, Stats};
+use kairos_engine::engine::{Config, Stats};
 use kairos_engine::materialise::Payload;
 use kairos_store::{CalendarId, NewInstance, Store};
 
@@ -224,47 +224,28 @@ impl Channel for NullSink {
     }
 }
 
-/// `kairos_engine::daemon::run` on its own thread and single-threaded runtime
-/// (as `kairos daemon` runs it), over `store`, delivering to a [`NullSink`].
-pub struct EngineThread {
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    handle: Option<std::thread::JoinHandle<Result<Stats>>>,
-}
+/// The engine as `kairos daemon` runs it — the one host start-up
+/// (`kairos_host`: its own thread and runtime, the database lock) with the
+/// default [`Config`] — over the database at a path, delivering to a
+/// [`NullSink`]. No sync (nothing is paired).
+pub struct EngineThread(kairos_host::Host);
 
 impl EngineThread {
-    /// Starts the loop with the default [`Config`] (the daemon's).
+    /// Starts it.
     ///
     /// # Errors
-    /// The thread cannot be spawned.
-    pub fn start(store: Store, clock: Arc<dyn Clock>, tally: Arc<Tally>) -> Result<Self> {
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let handle =
-            std::thread::Builder::new()
-                .name("engine".into())
-                .spawn(move || -> Result<Stats> {
-                    let rt = tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()?;
-                    let sink: Box<dyn Channel> = Box::new(NullSink(tally));
-                    let mut engine =
-                        Engine::new(store, clock.clone(), vec![sink], Config::default());
-                    let shutdown = async {
-                        let _ = stopped.await;
-                    };
-                    // Nothing else writes the database: never notified.
-                    let changed = Arc::new(tokio::sync::Notify::new());
-                    rt.block_on(kairos_engine::daemon::run(
-                        &mut engine,
-                        clock,
-                        changed,
-                        shutdown,
-                    ))?;
-                    Ok(engine.stats)
-                })?;
-        Ok(Self {
-            stop: Some(stop),
-            handle: Some(handle),
-        })
+    /// The database is held or cannot be opened; the thread cannot start.
+    pub fn start(db: &Path, clock: Arc<dyn Clock>, tally: Arc<Tally>) -> Result<Self> {
+        let sink: Box<dyn Channel> = Box::new(NullSink(tally));
+        Ok(Self(kairos_host::Host::start(kairos_host::Options {
+            db: db.to_owned(),
+            clock,
+            channels: vec![sink],
+            config: Config::default(),
+            sync: false,
+            on_fired: Box::new(|_| {}),
+            waker: kairos_host::Waker::default(),
+        })?))
     }
 
     /// Asks the loop to stop (it does between two waits) and returns its
@@ -272,23 +253,8 @@ impl EngineThread {
     ///
     /// # Errors
     /// The engine failed.
-    pub fn stop(mut self) -> Result<Stats> {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        match self.handle.take().map(std::thread::JoinHandle::join) {
-            Some(Ok(r)) => r,
-            Some(Err(_)) => anyhow::bail!("the engine thread panicked"),
-            None => anyhow::bail!("the engine was already stopped"),
-        }
-    }
-}
-
-impl Drop for EngineThread {
-    fn drop(&mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
+    pub fn stop(self) -> Result<Stats> {
+        Ok(self.0.stop()?)
     }
 }
 
