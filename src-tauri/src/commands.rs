@@ -32,6 +32,9 @@ pub async fn get_settings(s: S<'_>) -> R<Settings> {
 pub async fn save_settings(s: S<'_>, settings: Settings) -> R<Settings> {
     let login = settings.start_at_login;
     let saved = s.call(move |a, now| a.save_settings(settings, now)).await?;
+    // A new display zone moves the pending reminders of floating events:
+    // the engine re-plans its wake-up and sync pushes the moves.
+    s.reminders_changed();
     let auto = s.handle.autolaunch();
     let res = if login { auto.enable() } else { auto.disable() };
     if let Err(e) = res.or_else(|e| if login { Err(e) } else { Ok(()) }) {
@@ -47,7 +50,10 @@ pub async fn list_calendars(s: S<'_>) -> R<Vec<CalendarInfo>> {
 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn save_calendar(s: S<'_>, input: CalendarInput) -> R<CalendarInfo> {
-    s.call(move |a, now| a.save_calendar(input, now)).await
+    let saved = s.call(move |a, now| a.save_calendar(input, now)).await?;
+    // A new working week or holiday flag moves working-day reminders.
+    s.reminders_changed();
+    Ok(saved)
 }
 
 #[tauri::command(rename_all = "snake_case")]
