@@ -39,11 +39,14 @@ ui-test: ui
 	cd ui && npm test && npm run test:browser
 
 ## The real app binary in a real webview under Xvfb, with a test-owned
-## notification server on a private session bus (tests/e2e).
+## notification server on a private session bus (tests/e2e); then the app
+## on a paired database with a real kairos-server and the CLI as a second
+## device.
 e2e:
-	$(CARGO) build -p kairos-desktop --locked
+	$(CARGO) build -p kairos-desktop -p kairos-cli -p kairos-server --locked
 	tests/e2e/selftest.sh
 	tests/e2e/run_app_test.sh $(TARGET)/debug/kairos-desktop
+	tests/e2e/run_sync_test.sh $(TARGET)/debug/kairos-desktop
 
 deps:
 	@scripts/deps.sh
