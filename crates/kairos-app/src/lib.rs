@@ -26,6 +26,7 @@ mod calendars;
 mod convert;
 mod edit;
 mod error;
+mod policy;
 mod reminders;
 mod service;
 mod settings;
@@ -34,6 +35,7 @@ mod tasks;
 mod views;
 
 pub use error::ApiResult;
+pub use policy::DeliveryPolicy;
 pub use service::App;
 
 /// The IPC commands, declared once: name, argument (name and type) and

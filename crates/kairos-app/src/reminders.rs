@@ -1,7 +1,7 @@
 //! The reminder window and the tray: what fired and is not dismissed,
 //! what comes next, snooze, dismiss, and pausing pop-ups.
 
-use chrono::{DateTime, Duration, NaiveTime, Timelike, Utc};
+use chrono::{DateTime, Duration, NaiveTime, Utc};
 use kairos_engine::actions::{self, ActionError};
 use kairos_engine::materialise::Payload;
 use kairos_store::State;
@@ -12,7 +12,7 @@ use crate::api::{
 };
 use crate::convert::instant;
 use crate::error::ApiResult;
-use crate::settings::{MAX_SNOOZE_MINUTES, quiet_window};
+use crate::settings::MAX_SNOOZE_MINUTES;
 
 /// Meta key: pop-ups paused until this instant (RFC 3339).
 const PAUSED_UNTIL: &str = "app.paused_until";
@@ -194,20 +194,7 @@ impl App {
     /// # Errors
     /// Store failures.
     pub fn is_quiet(&self, now: DateTime<Utc>) -> ApiResult<bool> {
-        if self.paused_until(now)?.is_some() {
-            return Ok(true);
-        }
-        let Some(q) = &self.settings.quiet_hours else {
-            return Ok(false);
-        };
-        let (start, end) = quiet_window(q)?;
-        let local = now.with_timezone(&self.display_tz());
-        let m = local.hour() * 60 + local.minute();
-        Ok(if start <= end {
-            start <= m && m < end
-        } else {
-            m >= start || m < end
-        })
+        Ok(self.delivery_policy(now)?.is_quiet(now))
     }
 
     /// The status bar and tray.
