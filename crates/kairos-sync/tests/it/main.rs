@@ -5,5 +5,6 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod outbox;
 mod pairing;
 mod support;

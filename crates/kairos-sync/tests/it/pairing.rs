@@ -21,7 +21,10 @@ async fn pair_gives_a_code_another_device_joins_with_and_both_see_each_other() {
     let server = Server::start();
     let (a, b) = pair_of(&server).await;
     let (ia, ib) = (a.identity().unwrap(), b.identity().unwrap());
-    assert_eq!((ia.account.as_str(), ib.account.as_str()), ("alice", "alice"));
+    assert_eq!(
+        (ia.account.as_str(), ib.account.as_str()),
+        ("alice", "alice")
+    );
     assert_ne!(ia.device, ib.device);
     assert_eq!(ib.server, server.url);
     let list = kairos_sync::devices(&b.store, &Tls::default())
@@ -32,7 +35,10 @@ async fn pair_gives_a_code_another_device_joins_with_and_both_see_each_other() {
         .map(|d| (d.device.as_str(), d.name.as_str()))
         .collect();
     names.sort_unstable();
-    let mut want = vec![(ia.device.as_str(), "laptop"), (ib.device.as_str(), "desktop")];
+    let mut want = vec![
+        (ia.device.as_str(), "laptop"),
+        (ib.device.as_str(), "desktop"),
+    ];
     want.sort_unstable();
     assert_eq!(names, want);
     assert!(list.iter().all(|d| !d.revoked));
@@ -72,7 +78,10 @@ async fn a_code_typed_in_lower_case_without_dashes_still_joins() {
     let server = Server::start();
     let code = server.invite().replace('-', "").to_lowercase();
     let mut d = Device::new();
-    let id = d.join(&server.url, &format!("  {code} "), "typed").await.unwrap();
+    let id = d
+        .join(&server.url, &format!("  {code} "), "typed")
+        .await
+        .unwrap();
     assert_eq!(id.account, "alice");
 }
 

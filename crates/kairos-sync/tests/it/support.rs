@@ -134,14 +134,7 @@ fn launch(data: &Path, addr: SocketAddr) -> (SocketAddr, Running) {
         });
         let _ = done_tx.send(result.map_err(|e| e.to_string()));
     });
-    (
-        addr,
-        Running {
-            stop,
-            done,
-            thread,
-        },
-    )
+    (addr, Running { stop, done, thread })
 }
 
 /// A device: a database on a fresh file, its clock standing at [`now`].
@@ -221,7 +214,11 @@ impl Device {
     }
 
     pub fn state(&self, key: &str) -> State {
-        self.store.get(key).unwrap().expect("no such reminder").state
+        self.store
+            .get(key)
+            .unwrap()
+            .expect("no such reminder")
+            .state
     }
 
     /// The reminder was shown here (what a channel's delivery records).
