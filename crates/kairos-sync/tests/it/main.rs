@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod live;
 mod outbox;
 mod pairing;
 mod support;

@@ -5,19 +5,7 @@
 use kairos_engine::clock::Clock;
 use kairos_store::State;
 
-use crate::support::{Device, EVENT, Server, pair_of};
-
-/// A and B of one account, both holding EVENT (imported on A, pushed,
-/// pulled by B). Returns the reminder's key.
-async fn shared_event(server: &Server) -> (Device, Device, String) {
-    let (mut a, mut b) = pair_of(server).await;
-    a.import(EVENT);
-    assert_eq!(a.push().await.unwrap(), 2, "calendar.put and series.put");
-    assert_eq!(b.sync_now().await.unwrap(), (0, 2));
-    let key = a.pending().pop().unwrap();
-    assert_eq!(b.pending(), [key.clone()], "the same key on both");
-    (a, b, key)
-}
+use crate::support::{Device, Server, shared_event};
 
 #[tokio::test]
 async fn a_dismissal_pushed_from_one_device_acknowledges_the_reminder_on_the_other() {

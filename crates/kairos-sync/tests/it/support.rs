@@ -255,6 +255,18 @@ pub async fn pair_of(server: &Server) -> (Device, Device) {
     (a, b)
 }
 
+/// A and B of one account, both holding [`EVENT`] (imported on A, pushed,
+/// pulled by B). Returns the reminder's key.
+pub async fn shared_event(server: &Server) -> (Device, Device, String) {
+    let (mut a, mut b) = pair_of(server).await;
+    a.import(EVENT);
+    assert_eq!(a.push().await.unwrap(), 2, "calendar.put and series.put");
+    assert_eq!(b.sync_now().await.unwrap(), (0, 2));
+    let key = a.pending().pop().unwrap();
+    assert_eq!(b.pending(), [key.clone()], "the same key on both");
+    (a, b, key)
+}
+
 /// A device's live connection (`live::spawn`), as a daemon runs it: each
 /// batch it applies is handed to the test.
 pub struct LiveClient {
@@ -289,16 +301,20 @@ impl LiveClient {
         }
     }
 
-    /// The next batch applied, with at least one op that changed
-    /// something (a catch-up with nothing new is told too).
+    /// The next batch the client applied (a catch-up batch of nothing new
+    /// is told too).
+    pub fn next_batch(&self, deadline: Instant) -> Applied {
+        let left = deadline.saturating_duration_since(Instant::now());
+        self.applied
+            .recv_timeout(left)
+            .expect("the live client applied nothing in time")
+    }
+
+    /// The next batch with at least one op that changed something.
     pub fn next_applied(&self) -> Applied {
         let deadline = Instant::now() + WAIT;
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let a = self
-                .applied
-                .recv_timeout(left)
-                .expect("the live client applied nothing in time");
+            let a = self.next_batch(deadline);
             if a.applied > 0 {
                 return a;
             }
@@ -310,8 +326,14 @@ impl LiveClient {
     pub fn stop_within(&mut self, bound: Duration) -> Duration {
         let started = Instant::now();
         let _ = self.stop.send(true);
+        self.ended_within(bound);
+        started.elapsed()
+    }
+
+    /// Waits for the thread to end by itself, at most `bound`.
+    pub fn ended_within(&mut self, bound: Duration) {
         let Some(thread) = self.thread.take() else {
-            return Duration::ZERO;
+            return;
         };
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
@@ -319,9 +341,8 @@ impl LiveClient {
         });
         let ok = rx
             .recv_timeout(bound)
-            .unwrap_or_else(|_| panic!("the live client did not stop within {bound:?}"));
+            .unwrap_or_else(|_| panic!("the live client's thread did not end within {bound:?}"));
         assert!(ok, "the live client's thread panicked");
-        started.elapsed()
     }
 }
 
