@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use kairos_engine::channel::{WithdrawReason, Withdrawal};
 use kairos_engine::engine::EngineEvent;
+use kairos_engine::sync::keys;
 use kairos_store::State;
 
 use crate::support::{Device, EVENT, LiveClient, Server, WAIT, pair_of, shared_event};
@@ -78,6 +79,27 @@ async fn stopping_the_live_client_ends_its_thread_promptly_connected_or_not() {
     // Not connected: the server is down and the client is between tries.
     server.stop();
     let mut live = LiveClient::spawn(&b);
+    let took = live.stop_within(STOP_BOUND);
+    assert!(took < STOP_BOUND, "{took:?}");
+}
+
+#[tokio::test]
+async fn stop_ends_the_live_client_while_it_waits_for_a_silent_server() {
+    let server = Server::start();
+    let (_a, mut b) = pair_of(&server).await;
+    // A server that takes a connection and never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("ws://{}", silent.local_addr().unwrap());
+    b.store.meta_set(keys::SERVER, &url).unwrap();
+    let (tx, accepted) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        // Holds the connection open, unanswered, until the test ends.
+        let _ = tx.send(silent.accept().map(|(tcp, _)| tcp));
+    });
+    let mut live = LiveClient::spawn(&b);
+    let _held = accepted.recv_timeout(WAIT).unwrap().unwrap();
+    // The client waits for the upgrade's answer: stop must not wait for
+    // its connection timeout (10 s) or the welcome's (15 s).
     let took = live.stop_within(STOP_BOUND);
     assert!(took < STOP_BOUND, "{took:?}");
 }
