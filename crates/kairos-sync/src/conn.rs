@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use kairos_proto::{ClientMsg, MAX_FRAME, ServerMsg, decode_server, encode};
+use kairos_proto::{ClientMsg, MAX_FRAME, ServerMsg, close_reason, decode_server, encode};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 
@@ -155,7 +155,14 @@ pub(crate) async fn recv(ws: &mut Ws, wait: Duration) -> Result<ServerMsg, SyncE
                         Err(SyncError::Server { code, message })
                     }
                     Ok(m) => Ok(m),
-                    Err(e) => Err(SyncError::Protocol(e.to_string())),
+                    Err(e) => {
+                        // The protocol's receiver rule holds for the device
+                        // too: close with the frame's code (4409 for
+                        // another version, naming both; 4400; 1009).
+                        let text = e.to_string();
+                        close_with(ws, e.close_code(), close_reason(&text)).await;
+                        Err(SyncError::Protocol(text))
+                    }
                 };
             }
             Some(Ok(Message::Close(frame))) => {
@@ -172,4 +179,13 @@ pub(crate) async fn recv(ws: &mut Ws, wait: Duration) -> Result<ServerMsg, SyncE
 /// Closes politely (best effort).
 pub(crate) async fn close(ws: &mut Ws) {
     let _ = tokio::time::timeout(Duration::from_secs(2), ws.close(None)).await;
+}
+
+/// Closes with `code` and `reason` (best effort).
+async fn close_with(ws: &mut Ws, code: u16, reason: &str) {
+    let frame = CloseFrame {
+        code: code.into(),
+        reason: reason.into(),
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(2), ws.close(Some(frame))).await;
 }

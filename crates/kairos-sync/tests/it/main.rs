@@ -8,4 +8,5 @@
 mod live;
 mod outbox;
 mod pairing;
+mod protocol;
 mod support;
