@@ -108,14 +108,23 @@ pub(crate) async fn connect(url: &str, auth: &str, tls: &Tls) -> Result<Ws, Sync
             Err(SyncError::Refused {
                 url: url.to_owned(),
                 status: resp.status().as_u16(),
-                message: if body.is_empty() {
-                    resp.status().to_string()
-                } else {
-                    body
-                },
+                message: refusal_message(&resp.status().to_string(), body),
             })
         }
         Ok(Err(e)) => Err(bad(e.to_string())),
+    }
+}
+
+/// The reason of a refused upgrade: the Kairos server's one-line body;
+/// anything else (another web server's page) is not shown whole: it would
+/// fill `kairos sync status` with HTML.
+fn refusal_message(status: &str, body: String) -> String {
+    if body.is_empty() {
+        status.to_owned()
+    } else if body.contains('\n') || body.starts_with('<') || body.len() > 200 {
+        format!("{status} (not a Kairos sync server's answer: check the URL and port)")
+    } else {
+        body
     }
 }
 

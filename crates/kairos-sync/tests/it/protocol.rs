@@ -55,6 +55,32 @@ fn paired_with(url: &str) -> Device {
     d
 }
 
+/// What nginx answers for a path it does not have.
+const NGINX_404: &str = "HTTP/1.1 404 Not Found\r\nServer: nginx/1.24.0\r\nContent-Type: text/html\r\n\
+    Content-Length: 162\r\nConnection: close\r\n\r\n<html>\r\n<head><title>404 Not Found</title></head>\r\n\
+    <body>\r\n<center><h1>404 Not Found</h1></center>\r\n<hr><center>nginx/1.24.0</center>\r\n</body>\r\n</html>\r\n";
+
+#[tokio::test]
+async fn a_web_server_that_is_not_kairos_gives_a_one_line_error_with_its_status() {
+    let (url, _task) = endpoint(|tcp| answer_raw(tcp, NGINX_404)).await;
+    let mut d = Device::new();
+    let e = timeout(WAIT, d.join(&url, "0000-0000-0000", "x"))
+        .await
+        .expect("hung")
+        .unwrap_err();
+    let SyncError::Refused { status, .. } = &e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(*status, 404);
+    let text = e.to_string();
+    assert!(text.contains("HTTP 404"), "{text}");
+    assert!(text.contains(&url), "names the server: {text}");
+    // One line for `kairos sync status` and the CLI, not the page.
+    assert!(!text.contains('\n') && text.len() < 200, "{text:?}");
+    assert!(!e.is_retryable());
+    assert_eq!(d.identity(), None);
+}
+
 #[tokio::test]
 async fn something_that_is_not_http_gives_a_connection_error() {
     let (url, _task) = endpoint(|tcp| answer_raw(tcp, "SSH-2.0-OpenSSH_9.6\r\n")).await;
