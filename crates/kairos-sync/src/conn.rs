@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use kairos_proto::{ClientMsg, MAX_FRAME, ServerMsg, decode_server, encode};
+use kairos_proto::{ClientMsg, MAX_FRAME, ServerMsg, close_reason, decode_server, encode};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 
@@ -108,14 +108,23 @@ pub(crate) async fn connect(url: &str, auth: &str, tls: &Tls) -> Result<Ws, Sync
             Err(SyncError::Refused {
                 url: url.to_owned(),
                 status: resp.status().as_u16(),
-                message: if body.is_empty() {
-                    resp.status().to_string()
-                } else {
-                    body
-                },
+                message: refusal_message(&resp.status().to_string(), body),
             })
         }
         Ok(Err(e)) => Err(bad(e.to_string())),
+    }
+}
+
+/// The reason of a refused upgrade: the Kairos server's one-line body;
+/// anything else (another web server's page) is not shown whole: it would
+/// fill `kairos sync status` with HTML.
+fn refusal_message(status: &str, body: String) -> String {
+    if body.is_empty() {
+        status.to_owned()
+    } else if body.contains('\n') || body.starts_with('<') || body.len() > 200 {
+        format!("{status} (not a Kairos sync server's answer: check the URL and port)")
+    } else {
+        body
     }
 }
 
@@ -155,7 +164,14 @@ pub(crate) async fn recv(ws: &mut Ws, wait: Duration) -> Result<ServerMsg, SyncE
                         Err(SyncError::Server { code, message })
                     }
                     Ok(m) => Ok(m),
-                    Err(e) => Err(SyncError::Protocol(e.to_string())),
+                    Err(e) => {
+                        // The protocol's receiver rule holds for the device
+                        // too: close with the frame's code (4409 for
+                        // another version, naming both; 4400; 1009).
+                        let text = e.to_string();
+                        close_with(ws, e.close_code(), close_reason(&text)).await;
+                        Err(SyncError::Protocol(text))
+                    }
                 };
             }
             Some(Ok(Message::Close(frame))) => {
@@ -172,4 +188,13 @@ pub(crate) async fn recv(ws: &mut Ws, wait: Duration) -> Result<ServerMsg, SyncE
 /// Closes politely (best effort).
 pub(crate) async fn close(ws: &mut Ws) {
     let _ = tokio::time::timeout(Duration::from_secs(2), ws.close(None)).await;
+}
+
+/// Closes with `code` and `reason` (best effort).
+async fn close_with(ws: &mut Ws, code: u16, reason: &str) {
+    let frame = CloseFrame {
+        code: code.into(),
+        reason: reason.into(),
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(2), ws.close(Some(frame))).await;
 }

@@ -113,12 +113,26 @@ pub async fn run(mut live: Live) {
 /// One session: catch up, push, then live until it breaks or `stop`.
 async fn session(store: &mut Store, live: &mut Live) -> Result<(), SyncError> {
     let id = esync::identity(store)?.ok_or(SyncError::NotPaired)?;
-    let mut s = Session::open(store, &id, &live.tls).await?;
     let applier = live.applier.clone();
+    // `stop` ends the opening at any await too: a server that never
+    // answers would otherwise hold the thread for the connection's and the
+    // welcome's timeouts. Ending it there is safe: each batch is applied in
+    // one transaction, and an op whose push was not confirmed stays in the
+    // outbox.
+    let mut stop = live.stop.clone();
+    let opening = async {
+        let mut s = Session::open(store, &id, &live.tls).await?;
+        let on_applied = &mut live.on_applied;
+        s.catch_up(store, &applier, &mut |a| on_applied(a)).await?;
+        s.push_outbox(store, &applier, &mut |a| on_applied(a), &mut 0)
+            .await?;
+        Ok::<_, SyncError>(s)
+    };
+    let mut s = tokio::select! {
+        s = opening => s?,
+        _ = stop.changed() => return Ok(()),
+    };
     let on_applied = &mut live.on_applied;
-    s.catch_up(store, &applier, &mut |a| on_applied(a)).await?;
-    s.push_outbox(store, &applier, &mut |a| on_applied(a), &mut 0)
-        .await?;
     store.write(|tx| {
         tx.meta_set(keys::CONNECTED, "1")?;
         tx.meta_set(keys::LAST_SYNC_AT, &applier.clock.now().to_rfc3339())
