@@ -1,0 +1,313 @@
+//! The OS notification ids of the reminders shown, kept in a file beside the
+//! database (`<database>-notified`), so that a restarted app can *replace*
+//! the notification an earlier, killed process showed.
+//!
+//! After a crash the engine delivers again the one attempt that was in
+//! flight, marked [`repeat`](kairos_engine::channel::Reminder::repeat): it
+//! may already be on screen. The desktop channel then asks the notification
+//! server to replace the id remembered here (`replaces_id`) instead of adding
+//! a second notification. So the id must reach the disk before the engine can
+//! record the delivery: one line per show, `["<key>",<id>]`, written with a
+//! single `write(2)` into the page cache as soon as the server has answered
+//! (a SIGKILL does not lose it). Like the engine's journal it is not
+//! `fsync`ed: after a power cut the repeat may come up as a second
+//! notification, never as a lost one.
+//!
+//! Bounded: at start (before the engine recovers) and again after every
+//! [`COMPACT_AFTER`] shows, the file is rewritten with only the reminders
+//! still `firing` (may be repeated) or `delivered` (still waiting for the
+//! person: its notification may be on screen). A torn last line is skipped.
+//!
+//! This knows neither D-Bus nor Tauri: ids are plain `u32`s (the XDG
+//! notification id).
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use kairos_store::State;
+
+/// Shows after which the file is rewritten ([`ShownIds::compact`]): about
+/// 60 bytes a line, so the file stays under about 100 KB between rewrites.
+pub const COMPACT_AFTER: usize = 1024;
+
+/// Notification ids by instance key, remembered durably.
+#[derive(Debug)]
+pub struct ShownIds {
+    /// `<database>-notified`.
+    path: PathBuf,
+    /// Open for appending; `None` when it cannot be written (the ids are then
+    /// remembered in memory only: a repeat after a crash shows a second
+    /// notification, as before this existed).
+    file: Option<File>,
+    /// The latest id shown for each key.
+    ids: HashMap<String, u32>,
+    /// Lines appended since the file was last rewritten.
+    appended: usize,
+}
+
+/// Whether a reminder in `state` still needs its notification id: it may be
+/// repeated (`firing`) or its notification may still be on screen
+/// (`delivered`). Any other state (or a key no longer in the database) is
+/// forgotten at the next rewrite.
+#[must_use]
+pub fn worth_keeping(state: Option<State>) -> bool {
+    matches!(state, Some(State::Firing | State::Delivered))
+}
+
+fn options() -> OpenOptions {
+    let mut o = OpenOptions::new();
+    #[cfg(unix)]
+    {
+        // It names reminders: readable by the database's owner only.
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    o
+}
+
+fn line(key: &str, id: u32) -> Option<Vec<u8>> {
+    let mut b = serde_json::to_vec(&(key, id)).ok()?;
+    b.push(b'\n');
+    Some(b)
+}
+
+impl ShownIds {
+    /// Loads the ids remembered beside the database at `db`, keeps those
+    /// whose reminder is still [`worth_keeping`] (`state_of` tells a key's
+    /// state) and rewrites the file with them.
+    ///
+    /// Call it in the process that delivers reminders (it holds the engine's
+    /// instance lock), before the engine recovers: recovery moves the
+    /// `firing` instances on. A process that only hands over to a running
+    /// app must not call it (it would rewrite the file under the other).
+    pub fn open(db: &Path, state_of: impl FnMut(&str) -> Option<State>) -> Self {
+        let mut path = OsString::from(db.as_os_str());
+        path.push("-notified");
+        let path = PathBuf::from(path);
+        let ids = std::fs::read_to_string(&path)
+            .map(|text| parse(&text))
+            .unwrap_or_default();
+        let mut me = Self {
+            path,
+            file: None,
+            ids,
+            appended: 0,
+        };
+        me.compact(state_of);
+        me
+    }
+
+    /// The file (`<database>-notified`).
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The id last shown for `key`.
+    #[must_use]
+    pub fn get(&self, key: &str) -> Option<u32> {
+        self.ids.get(key).copied()
+    }
+
+    /// How many keys are remembered.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Whether no key is remembered.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// Remembers that `key` is shown as notification `id`: one line, one
+    /// write. A failed write switches the file off (memory only).
+    pub fn remember(&mut self, key: &str, id: u32) {
+        self.ids.insert(key.to_owned(), id);
+        let (Some(file), Some(buf)) = (self.file.as_mut(), line(key, id)) else {
+            return;
+        };
+        if file.write_all(&buf).is_err() {
+            self.file = None;
+        } else {
+            self.appended += 1;
+        }
+    }
+
+    /// Whether enough was appended since the last rewrite that
+    /// [`Self::compact`] should run.
+    #[must_use]
+    pub fn wants_compaction(&self) -> bool {
+        self.appended >= COMPACT_AFTER
+    }
+
+    /// Forgets the keys no longer [`worth_keeping`] and rewrites the file
+    /// with the rest (a new file renamed over the old: a crash leaves one or
+    /// the other, whole).
+    pub fn compact(&mut self, mut state_of: impl FnMut(&str) -> Option<State>) {
+        self.ids.retain(|k, _| worth_keeping(state_of(k)));
+        let mut text = Vec::with_capacity(self.ids.len() * 64);
+        for (k, id) in &self.ids {
+            if let Some(l) = line(k, *id) {
+                text.extend_from_slice(&l);
+            }
+        }
+        let mut tmp = OsString::from(self.path.as_os_str());
+        tmp.push(".tmp");
+        let tmp = PathBuf::from(tmp);
+        // A leftover from a rewrite that died would keep its own mode.
+        let _ = std::fs::remove_file(&tmp);
+        let written = options()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)
+            .and_then(|mut f| f.write_all(&text))
+            .and_then(|()| std::fs::rename(&tmp, &self.path));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        // Appending goes on in whichever file is now at `path` (if the
+        // rewrite failed, the old one still holds every line).
+        self.file = options().append(true).create(true).open(&self.path).ok();
+        self.appended = 0;
+    }
+}
+
+/// The ids in a file's text; later lines win, a torn or foreign line is
+/// skipped.
+fn parse(text: &str) -> HashMap<String, u32> {
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<(String, u32)>(l).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn states(pairs: &[(&str, State)]) -> impl FnMut(&str) -> Option<State> {
+        let m: HashMap<String, State> = pairs.iter().map(|(k, s)| ((*k).to_owned(), *s)).collect();
+        move |k| m.get(k).copied()
+    }
+
+    fn lines(path: &Path) -> Vec<String> {
+        std::fs::read_to_string(path)
+            .expect("read")
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn an_id_remembered_is_there_after_a_restart_and_the_latest_wins() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let db = dir.path().join("k.db");
+        let live = [("a/1", State::Firing), ("b\t\"2", State::Delivered)];
+        let mut s = ShownIds::open(&db, states(&live));
+        assert!(s.is_empty());
+        s.remember("a/1", 7);
+        s.remember("b\t\"2", 8);
+        s.remember("a/1", 9);
+        assert_eq!(s.get("a/1"), Some(9));
+        // One line per show, appended.
+        assert_eq!(lines(s.path()).len(), 3);
+        drop(s);
+        let s = ShownIds::open(&db, states(&live));
+        assert_eq!(
+            (s.get("a/1"), s.get("b\t\"2"), s.get("c")),
+            (Some(9), Some(8), None)
+        );
+        assert_eq!(s.path(), dir.path().join("k.db-notified"));
+    }
+
+    #[test]
+    fn a_torn_last_line_is_skipped() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let db = dir.path().join("k.db");
+        let path = dir.path().join("k.db-notified");
+        std::fs::write(&path, "[\"k1\",3]\nnot json\n[\"k2\",4]\n[\"k3\",5").expect("write");
+        let all = [
+            ("k1", State::Firing),
+            ("k2", State::Firing),
+            ("k3", State::Firing),
+        ];
+        let s = ShownIds::open(&db, states(&all));
+        assert_eq!(
+            (s.get("k1"), s.get("k2"), s.get("k3")),
+            (Some(3), Some(4), None)
+        );
+        assert_eq!(s.len(), 2);
+        // The rewrite dropped the torn line: appending starts on a fresh line.
+        assert_eq!(lines(&path).len(), 2);
+    }
+
+    #[test]
+    fn opening_keeps_only_firing_and_delivered_reminders() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let db = dir.path().join("k.db");
+        let mut s = ShownIds::open(&db, |_| None);
+        for (i, k) in ["firing", "delivered", "acked", "snoozed", "gone"]
+            .iter()
+            .enumerate()
+        {
+            s.remember(k, u32::try_from(i).expect("small") + 1);
+        }
+        drop(s);
+        let s = ShownIds::open(
+            &db,
+            states(&[
+                ("firing", State::Firing),
+                ("delivered", State::Delivered),
+                ("acked", State::Acknowledged),
+                ("snoozed", State::Snoozed),
+            ]),
+        );
+        assert_eq!((s.get("firing"), s.get("delivered")), (Some(1), Some(2)));
+        assert_eq!(s.len(), 2);
+        let mut kept = lines(s.path());
+        kept.sort();
+        assert_eq!(kept, ["[\"delivered\",2]", "[\"firing\",1]"]);
+        assert!(!dir.path().join("k.db-notified.tmp").exists());
+    }
+
+    #[test]
+    fn many_shows_ask_for_a_rewrite_that_bounds_the_file() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let db = dir.path().join("k.db");
+        let mut s = ShownIds::open(&db, |_| None);
+        for i in 0..COMPACT_AFTER {
+            assert!(!s.wants_compaction());
+            s.remember(&format!("k{i}"), u32::try_from(i).expect("small"));
+        }
+        assert!(s.wants_compaction());
+        // Only the last one is still waiting for the person.
+        let last = format!("k{}", COMPACT_AFTER - 1);
+        s.compact(|k| (k == last).then_some(State::Delivered));
+        assert!(!s.wants_compaction());
+        assert_eq!(lines(s.path()).len(), 1);
+        s.remember("next", 1);
+        assert_eq!(lines(s.path()).len(), 2);
+        assert_eq!(
+            s.get(&last),
+            Some(u32::try_from(COMPACT_AFTER - 1).expect("small"))
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_file_is_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tmp");
+        let s = ShownIds::open(&dir.path().join("k.db"), |_| None);
+        let mode = std::fs::metadata(s.path())
+            .expect("meta")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+}
