@@ -5,8 +5,9 @@
 //! never both deliver from one database.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+use kairos_app::shown::ShownIds;
 use kairos_engine::daemon::{InstanceLock, run_observed};
 use kairos_engine::engine::{Config, Engine};
 use kairos_store::Store;
@@ -48,7 +49,11 @@ fn run(shared: &Arc<Shared>, db: &std::path::Path) -> anyhow::Result<()> {
     rt.block_on(async {
         let floating = shared.lock().display_tz();
         let store = Store::open(db)?;
-        let channel = DesktopChannel::new(Arc::clone(shared));
+        // Under the instance lock and before `recover` (in `run_observed`)
+        // moves `firing` instances on: the ids a repeat may need are kept.
+        let shown = ShownIds::open(db, |k| store.get(k).ok().flatten().map(|i| i.state));
+        let shown = Arc::new(Mutex::new(shown));
+        let channel = DesktopChannel::new(Arc::clone(shared), Arc::clone(&shown));
         let config = Config {
             floating,
             ..Config::default()
@@ -74,6 +79,7 @@ fn run(shared: &Arc<Shared>, db: &std::path::Path) -> anyhow::Result<()> {
             move |_| {
                 // Outcomes are committed: the reminder window can list them.
                 crate::notifier::reconcile(&s);
+                compact(&s, &shown);
                 let _ =
                     tauri::Emitter::emit(&s.handle, kairos_app::api::events::REMINDERS_CHANGED, ());
                 crate::tray::refresh(&s);
@@ -82,4 +88,17 @@ fn run(shared: &Arc<Shared>, db: &std::path::Path) -> anyhow::Result<()> {
         .await?;
         Ok(())
     })
+}
+
+/// Keeps `<database>-notified` bounded in a long run: rewritten with only
+/// the reminders still shown once enough was appended (off the delivery
+/// path: after a commit).
+fn compact(s: &Shared, shown: &Mutex<ShownIds>) {
+    let mut shown = shown
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if shown.wants_compaction() {
+        let mut app = s.lock();
+        shown.compact(|k| app.store().get(k).ok().flatten().map(|i| i.state));
+    }
 }
