@@ -7,11 +7,17 @@
 //! may already be on screen. The desktop channel then asks the notification
 //! server to replace the id remembered here (`replaces_id`) instead of adding
 //! a second notification. So the id must reach the disk before the engine can
-//! record the delivery: one line per show, `["<key>",<id>]`, written with a
-//! single `write(2)` into the page cache as soon as the server has answered
-//! (a SIGKILL does not lose it). Like the engine's journal it is not
-//! `fsync`ed: after a power cut the repeat may come up as a second
+//! record the delivery: one line per show, `["<key>",<id>,"<server>"]`,
+//! written with a single `write(2)` into the page cache as soon as the server
+//! has answered (a SIGKILL does not lose it). Like the engine's journal it is
+//! not `fsync`ed: after a power cut the repeat may come up as a second
 //! notification, never as a lost one.
+//!
+//! An id means something only to the server instance that issued it (a
+//! restarted server, or the next login's, counts from 1 again, and its id 5
+//! may be another app's notification): each id is kept with an opaque token
+//! naming that instance (the desktop uses the bus id and the server's unique
+//! bus name), and is given back only for the same token.
 //!
 //! Bounded: at start (before the engine recovers) and again after every
 //! [`COMPACT_AFTER`] shows, the file is rewritten with only the reminders
@@ -19,7 +25,7 @@
 //! person: its notification may be on screen). A torn last line is skipped.
 //!
 //! This knows neither D-Bus nor Tauri: ids are plain `u32`s (the XDG
-//! notification id).
+//! notification id), servers plain strings.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -42,8 +48,8 @@ pub struct ShownIds {
     /// remembered in memory only: a repeat after a crash shows a second
     /// notification, as before this existed).
     file: Option<File>,
-    /// The latest id shown for each key.
-    ids: HashMap<String, u32>,
+    /// The latest id shown for each key, with the server that issued it.
+    ids: HashMap<String, (u32, String)>,
     /// Lines appended since the file was last rewritten.
     appended: usize,
 }
@@ -68,8 +74,8 @@ fn options() -> OpenOptions {
     o
 }
 
-fn line(key: &str, id: u32) -> Option<Vec<u8>> {
-    let mut b = serde_json::to_vec(&(key, id)).ok()?;
+fn line(key: &str, id: u32, server: &str) -> Option<Vec<u8>> {
+    let mut b = serde_json::to_vec(&(key, id, server)).ok()?;
     b.push(b'\n');
     Some(b)
 }
@@ -106,10 +112,14 @@ impl ShownIds {
         &self.path
     }
 
-    /// The id last shown for `key`.
+    /// The id last shown for `key`, if `server` issued it (an empty
+    /// `server`, unknown, matches nothing).
     #[must_use]
-    pub fn get(&self, key: &str) -> Option<u32> {
-        self.ids.get(key).copied()
+    pub fn get(&self, key: &str, server: &str) -> Option<u32> {
+        match self.ids.get(key) {
+            Some((id, s)) if !server.is_empty() && s == server => Some(*id),
+            _ => None,
+        }
     }
 
     /// How many keys are remembered.
@@ -124,11 +134,11 @@ impl ShownIds {
         self.ids.is_empty()
     }
 
-    /// Remembers that `key` is shown as notification `id`: one line, one
-    /// write. A failed write switches the file off (memory only).
-    pub fn remember(&mut self, key: &str, id: u32) {
-        self.ids.insert(key.to_owned(), id);
-        let (Some(file), Some(buf)) = (self.file.as_mut(), line(key, id)) else {
+    /// Remembers that `key` is shown as notification `id` by `server`: one
+    /// line, one write. A failed write switches the file off (memory only).
+    pub fn remember(&mut self, key: &str, id: u32, server: &str) {
+        self.ids.insert(key.to_owned(), (id, server.to_owned()));
+        let (Some(file), Some(buf)) = (self.file.as_mut(), line(key, id, server)) else {
             return;
         };
         if file.write_all(&buf).is_err() {
@@ -151,8 +161,8 @@ impl ShownIds {
     pub fn compact(&mut self, mut state_of: impl FnMut(&str) -> Option<State>) {
         self.ids.retain(|k, _| worth_keeping(state_of(k)));
         let mut text = Vec::with_capacity(self.ids.len() * 64);
-        for (k, id) in &self.ids {
-            if let Some(l) = line(k, *id) {
+        for (k, (id, server)) in &self.ids {
+            if let Some(l) = line(k, *id, server) {
                 text.extend_from_slice(&l);
             }
         }
@@ -180,9 +190,10 @@ impl ShownIds {
 
 /// The ids in a file's text; later lines win, a torn or foreign line is
 /// skipped.
-fn parse(text: &str) -> HashMap<String, u32> {
+fn parse(text: &str) -> HashMap<String, (u32, String)> {
     text.lines()
-        .filter_map(|l| serde_json::from_str::<(String, u32)>(l).ok())
+        .filter_map(|l| serde_json::from_str::<(String, u32, String)>(l).ok())
+        .map(|(key, id, server)| (key, (id, server)))
         .collect()
 }
 
@@ -194,6 +205,9 @@ mod tests {
         let m: HashMap<String, State> = pairs.iter().map(|(k, s)| ((*k).to_owned(), *s)).collect();
         move |k| m.get(k).copied()
     }
+
+    /// A notification server (an opaque token).
+    const SRV: &str = "bus/:1.7";
 
     fn lines(path: &Path) -> Vec<String> {
         std::fs::read_to_string(path)
@@ -210,16 +224,16 @@ mod tests {
         let live = [("a/1", State::Firing), ("b\t\"2", State::Delivered)];
         let mut s = ShownIds::open(&db, states(&live));
         assert!(s.is_empty());
-        s.remember("a/1", 7);
-        s.remember("b\t\"2", 8);
-        s.remember("a/1", 9);
-        assert_eq!(s.get("a/1"), Some(9));
+        s.remember("a/1", 7, SRV);
+        s.remember("b\t\"2", 8, SRV);
+        s.remember("a/1", 9, SRV);
+        assert_eq!(s.get("a/1", SRV), Some(9));
         // One line per show, appended.
         assert_eq!(lines(s.path()).len(), 3);
         drop(s);
         let s = ShownIds::open(&db, states(&live));
         assert_eq!(
-            (s.get("a/1"), s.get("b\t\"2"), s.get("c")),
+            (s.get("a/1", SRV), s.get("b\t\"2", SRV), s.get("c", SRV)),
             (Some(9), Some(8), None)
         );
         assert_eq!(s.path(), dir.path().join("k.db-notified"));
@@ -230,7 +244,8 @@ mod tests {
         let dir = tempfile::tempdir().expect("tmp");
         let db = dir.path().join("k.db");
         let path = dir.path().join("k.db-notified");
-        std::fs::write(&path, "[\"k1\",3]\nnot json\n[\"k2\",4]\n[\"k3\",5").expect("write");
+        let text = "[\"k1\",3,\"s\"]\nnot json\n[\"k2\",4,\"s\"]\n[\"k3\",5,\"";
+        std::fs::write(&path, text).expect("write");
         let all = [
             ("k1", State::Firing),
             ("k2", State::Firing),
@@ -238,7 +253,7 @@ mod tests {
         ];
         let s = ShownIds::open(&db, states(&all));
         assert_eq!(
-            (s.get("k1"), s.get("k2"), s.get("k3")),
+            (s.get("k1", "s"), s.get("k2", "s"), s.get("k3", "s")),
             (Some(3), Some(4), None)
         );
         assert_eq!(s.len(), 2);
@@ -255,7 +270,7 @@ mod tests {
             .iter()
             .enumerate()
         {
-            s.remember(k, u32::try_from(i).expect("small") + 1);
+            s.remember(k, u32::try_from(i).expect("small") + 1, SRV);
         }
         drop(s);
         let s = ShownIds::open(
@@ -267,11 +282,20 @@ mod tests {
                 ("snoozed", State::Snoozed),
             ]),
         );
-        assert_eq!((s.get("firing"), s.get("delivered")), (Some(1), Some(2)));
+        assert_eq!(
+            (s.get("firing", SRV), s.get("delivered", SRV)),
+            (Some(1), Some(2))
+        );
         assert_eq!(s.len(), 2);
         let mut kept = lines(s.path());
         kept.sort();
-        assert_eq!(kept, ["[\"delivered\",2]", "[\"firing\",1]"]);
+        assert_eq!(
+            kept,
+            [
+                "[\"delivered\",2,\"bus/:1.7\"]",
+                "[\"firing\",1,\"bus/:1.7\"]"
+            ]
+        );
         assert!(!dir.path().join("k.db-notified.tmp").exists());
     }
 
@@ -282,7 +306,7 @@ mod tests {
         let mut s = ShownIds::open(&db, |_| None);
         for i in 0..COMPACT_AFTER {
             assert!(!s.wants_compaction());
-            s.remember(&format!("k{i}"), u32::try_from(i).expect("small"));
+            s.remember(&format!("k{i}"), u32::try_from(i).expect("small"), SRV);
         }
         assert!(s.wants_compaction());
         // Only the last one is still waiting for the person.
@@ -290,12 +314,32 @@ mod tests {
         s.compact(|k| (k == last).then_some(State::Delivered));
         assert!(!s.wants_compaction());
         assert_eq!(lines(s.path()).len(), 1);
-        s.remember("next", 1);
+        s.remember("next", 1, SRV);
         assert_eq!(lines(s.path()).len(), 2);
         assert_eq!(
-            s.get(&last),
+            s.get(&last, SRV),
             Some(u32::try_from(COMPACT_AFTER - 1).expect("small"))
         );
+    }
+
+    #[test]
+    fn an_id_is_given_back_only_for_the_server_that_issued_it() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let db = dir.path().join("k.db");
+        let mut s = ShownIds::open(&db, |_| None);
+        s.remember("k", 5, SRV);
+        drop(s);
+        let s = ShownIds::open(&db, |_| Some(State::Firing));
+        assert_eq!(s.get("k", SRV), Some(5));
+        // Restarted (new unique name) or another login's bus: its id 5 is
+        // somebody else's notification.
+        assert_eq!(s.get("k", "bus/:1.9"), None);
+        assert_eq!(s.get("k", "other-bus/:1.7"), None);
+        // Unknown server: nothing to replace.
+        assert_eq!(s.get("k", ""), None);
+        let mut s = s;
+        s.remember("u", 6, "");
+        assert_eq!(s.get("u", ""), None);
     }
 
     #[cfg(unix)]
