@@ -53,7 +53,8 @@ fn run(shared: &Arc<Shared>, db: &std::path::Path) -> anyhow::Result<()> {
         // moves `firing` instances on: the ids a repeat may need are kept.
         let shown = ShownIds::open(db, |k| store.get(k).ok().flatten().map(|i| i.state));
         let shown = Arc::new(Mutex::new(shown));
-        let channel = DesktopChannel::new(Arc::clone(shared), Arc::clone(&shown));
+        let servers = crate::notify_server::Servers::connect().await;
+        let channel = DesktopChannel::new(Arc::clone(shared), Arc::clone(&shown), servers);
         let config = Config {
             floating,
             ..Config::default()

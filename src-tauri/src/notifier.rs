@@ -25,6 +25,7 @@ use kairos_engine::channel::{Channel, Delivery, Reminder};
 use kairos_store::State;
 use notify_rust::{Notification, NotificationHandle, NotificationResponse, Timeout};
 
+use crate::notify_server::Servers;
 use crate::state::Shared;
 use crate::window::Intent;
 
@@ -58,13 +59,20 @@ pub struct DesktopChannel {
     /// compacts it after commits (see `engine`); never locked across an
     /// `.await`.
     shown: Arc<Mutex<ShownIds>>,
+    /// Which server instance issues the ids (an id is replaced only by the
+    /// instance that issued it).
+    servers: Servers,
 }
 
 impl DesktopChannel {
     /// A channel for this app, remembering ids in `shown`.
     #[must_use]
-    pub fn new(shared: Arc<Shared>, shown: Arc<Mutex<ShownIds>>) -> Self {
-        Self { shared, shown }
+    pub fn new(shared: Arc<Shared>, shown: Arc<Mutex<ShownIds>>, servers: Servers) -> Self {
+        Self {
+            shared,
+            shown,
+            servers,
+        }
     }
 
     fn shown(&self) -> MutexGuard<'_, ShownIds> {
@@ -131,9 +139,12 @@ impl Channel for DesktopChannel {
             // in flight) may already be on screen: the server replaces the
             // notification the dead process showed (XDG `replaces_id`) rather
             // than adding a second one. Without a remembered id (the kill came
-            // before the server's answer was written down) it is shown anew.
+            // before the server's answer was written down), or when another
+            // server instance issued it (restarted, another login: its id may
+            // be another app's notification), it is shown anew.
+            let mut server = self.servers.current().await;
             let prev = if r.repeat {
-                self.shown().get(&r.key)
+                self.shown().get(&r.key, &server)
             } else {
                 None
             };
@@ -145,7 +156,11 @@ impl Channel for DesktopChannel {
                     // On disk before `deliver` returns, so before the engine
                     // journals the delivery as done: whenever a repeat can
                     // follow, the id it must replace is known.
-                    self.shown().remember(&r.key, handle.id());
+                    if server.is_empty() {
+                        // Started (D-Bus activation) by this very Notify.
+                        server = self.servers.current().await;
+                    }
+                    self.shown().remember(&r.key, handle.id(), &server);
                     let handle = Arc::new(handle);
                     // A repetition of an escalating reminder replaces the
                     // notification of the one before.
