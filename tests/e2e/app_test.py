@@ -104,7 +104,7 @@ def create_event(s, title, start_ts, minutes_before):
     set_value(s, ".alarm-row:last-child .alarm-related", "start")
     s.find("#ev-save").click()
     s.wait_until(lambda: not s.execute("const e = document.querySelector('#editor');"
-                                       "return !!e && e.offsetParent !== null && e.open !== false"),
+                                       "return !!e && e.open"),
                  timeout=10, message="editor closed after save (error: %s)"
                  % s.execute("const e = document.querySelector('#ev-error'); return e && e.textContent"))
 
@@ -120,7 +120,7 @@ def create_task(s, title, due_ts, minutes_before):
     set_value(s, ".alarm-row:last-child .alarm-minutes", str(minutes_before))
     s.find("#ev-save").click()
     s.wait_until(lambda: not s.execute("const e = document.querySelector('#editor');"
-                                       "return !!e && e.offsetParent !== null && e.open !== false"),
+                                       "return !!e && e.open"),
                  timeout=10, message="task editor closed after save (error: %s)"
                  % s.execute("const e = document.querySelector('#ev-error'); return e && e.textContent"))
 
