@@ -271,10 +271,13 @@ def tray_menu():
     step("tray: Quit ends the app")
 
 
-def kill_app():
+def kill_app(drv):
+    """SIGKILLs the app, stops its driver, waits until it is gone."""
     pids = app_pids()
     for pid in pids:
         os.kill(pid, signal.SIGKILL)
+    drv.stop()
+    until(lambda: not app_pids(), 10, "killed app gone")
     return len(pids)
 
 
@@ -353,9 +356,7 @@ def run(srv):
         shot(s, "failure-1.png")
         drv.stop()
         raise
-    assert kill_app() >= 1, "app process not found"
-    drv.stop()
-    until(lambda: not app_pids(), 10, "killed app gone")
+    assert kill_app(drv) >= 1, "app process not found"
     crash_repeat.rewind_to_in_flight(DB, key)
     n = len(nc.read_log(LOG))
     drv, s = launch(offset)
@@ -374,9 +375,7 @@ def run(srv):
         shot(s, "failure-2.png")
         drv.stop()
         raise
-    killed = kill_app()
-    assert killed >= 1, "app process not found"
-    drv.stop()
+    assert kill_app(drv) >= 1, "app process not found"
     assert states("E2E while down") == ["pending"], states("E2E while down")
     # Relaunch 10 minutes "later": the reminder fell due while Kairos was
     # down. This time the notification service shows no buttons, so the
