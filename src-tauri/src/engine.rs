@@ -10,8 +10,9 @@
 //! notification is closed).
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+use kairos_app::shown::ShownIds;
 use kairos_engine::engine::{Config, EngineEvent};
 use kairos_host::{Host, Options};
 use tokio::sync::broadcast::error::RecvError;
@@ -41,11 +42,22 @@ fn run(shared: &Arc<Shared>, db: PathBuf) -> anyhow::Result<()> {
     let state = notifier::probe();
     shared.lock().notifier = state;
     let floating = shared.lock().display_tz();
+    // This thread's runtime: the notification server's identity now, the
+    // host's events below (it keeps the D-Bus connection served).
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let servers = rt.block_on(crate::notify_server::Servers::connect());
+    // The ids a repeat may need are read once this process holds the lock,
+    // before recovery moves `firing` instances on (`on_locked`).
+    let shown = Arc::new(Mutex::new(ShownIds::unloaded(&db)));
+    let channel = DesktopChannel::new(Arc::clone(shared), Arc::clone(&shown), servers);
     let s = Arc::clone(shared);
+    let fired_shown = Arc::clone(&shown);
     let host = Host::start(Options {
         db,
         clock: Arc::clone(&shared.clock),
-        channels: vec![Box::new(DesktopChannel::new(Arc::clone(shared)))],
+        channels: vec![Box::new(channel)],
         config: Config {
             floating,
             ..Config::default()
@@ -54,15 +66,16 @@ fn run(shared: &Arc<Shared>, db: PathBuf) -> anyhow::Result<()> {
         on_fired: Box::new(move |_| {
             // Outcomes are committed: the reminder window can list them.
             notifier::reconcile(&s);
+            compact(&s, &fired_shown);
             let _ = tauri::Emitter::emit(&s.handle, kairos_app::api::events::REMINDERS_CHANGED, ());
             crate::tray::refresh(&s);
         }),
         waker: shared.wake.clone(),
+        on_locked: Box::new(move |store| {
+            lock(&shown).load(|k| store.get(k).ok().flatten().map(|i| i.state));
+        }),
     })?;
     let mut events = host.subscribe();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
     rt.block_on(async {
         loop {
             tokio::select! {
@@ -85,4 +98,21 @@ fn run(shared: &Arc<Shared>, db: PathBuf) -> anyhow::Result<()> {
     });
     host.stop()?;
     Ok(())
+}
+
+fn lock(shown: &Mutex<ShownIds>) -> std::sync::MutexGuard<'_, ShownIds> {
+    shown
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Keeps `<database>-notified` bounded in a long run: rewritten with only
+/// the reminders still shown once enough was appended (off the delivery
+/// path: after a commit).
+fn compact(s: &Shared, shown: &Mutex<ShownIds>) {
+    let mut shown = lock(shown);
+    if shown.wants_compaction() {
+        let mut app = s.lock();
+        shown.compact(|k| app.store().get(k).ok().flatten().map(|i| i.state));
+    }
 }

@@ -12,6 +12,7 @@
 mod commands;
 mod engine;
 mod notifier;
+mod notify_server;
 mod startup;
 mod state;
 mod tray;

@@ -9,16 +9,23 @@
 //! `Notify` returns, and the blocking wait cannot also close the same
 //! notification, so the async API is used and each notification's handle
 //! is kept until it is answered or closed.
+//!
+//! A reminder delivered again after a crash (`Reminder::repeat`, the attempt
+//! in flight when the app was killed) replaces the notification the dead
+//! process showed, found by its id in `<database>-notified`
+//! ([`kairos_app::shown`]), instead of showing a second one.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use chrono::Duration;
 use kairos_app::api::{EventRef, NotifierState};
+use kairos_app::shown::ShownIds;
 use kairos_engine::channel::{Channel, Delivery, Reminder};
 use kairos_store::State;
 use notify_rust::{Notification, NotificationHandle, NotificationResponse, Timeout};
 
+use crate::notify_server::Servers;
 use crate::state::Shared;
 use crate::window::Intent;
 
@@ -47,13 +54,31 @@ pub fn probe() -> NotifierState {
 /// The channel the embedded engine delivers to.
 pub struct DesktopChannel {
     shared: Arc<Shared>,
+    /// The ids of the notifications shown, by key, also on disk: what a
+    /// repeat after a crash replaces. Shared with the engine loop, which
+    /// compacts it after commits (see `engine`); never locked across an
+    /// `.await`.
+    shown: Arc<Mutex<ShownIds>>,
+    /// Which server instance issues the ids (an id is replaced only by the
+    /// instance that issued it).
+    servers: Servers,
 }
 
 impl DesktopChannel {
-    /// A channel for this app.
+    /// A channel for this app, remembering ids in `shown`.
     #[must_use]
-    pub fn new(shared: Arc<Shared>) -> Self {
-        Self { shared }
+    pub fn new(shared: Arc<Shared>, shown: Arc<Mutex<ShownIds>>, servers: Servers) -> Self {
+        Self {
+            shared,
+            shown,
+            servers,
+        }
+    }
+
+    fn shown(&self) -> MutexGuard<'_, ShownIds> {
+        self.shown
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -110,8 +135,32 @@ impl Channel for DesktopChannel {
                     .action("snooze", &snooze)
                     .action("dismiss", "Dismiss");
             }
+            // A repeat (the engine was killed while this very delivery was
+            // in flight) may already be on screen: the server replaces the
+            // notification the dead process showed (XDG `replaces_id`) rather
+            // than adding a second one. Without a remembered id (the kill came
+            // before the server's answer was written down), or when another
+            // server instance issued it (restarted, another login: its id may
+            // be another app's notification), it is shown anew.
+            let mut server = self.servers.current().await;
+            let prev = if r.repeat {
+                self.shown().get(&r.key, &server)
+            } else {
+                None
+            };
+            if let Some(prev) = prev {
+                n.id(prev);
+            }
             match n.show_async().await {
                 Ok(handle) => {
+                    // On disk before `deliver` returns, so before the engine
+                    // journals the delivery as done: whenever a repeat can
+                    // follow, the id it must replace is known.
+                    if server.is_empty() {
+                        // Started (D-Bus activation) by this very Notify.
+                        server = self.servers.current().await;
+                    }
+                    self.shown().remember(&r.key, handle.id(), &server);
                     let handle = Arc::new(handle);
                     // A repetition of an escalating reminder replaces the
                     // notification of the one before.

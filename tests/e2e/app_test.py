@@ -13,7 +13,10 @@ Scenario (issue #4):
 4. a task made in the task editor: its reminder fires, and ticking the
    task off in the sidebar's tasks list acknowledges the reminder and
    closes its notification;
-5. the app is SIGKILLed while a reminder is about to fall due, relaunched
+5. a reminder in flight when the app is SIGKILLed is delivered again after
+   the restart as a repeat that replaces its notification (`replaces_id`),
+   so one notification stays open for it (crash_repeat.py, issue #20);
+   then the app is SIGKILLed while a reminder is about to fall due, relaunched
    "later" (a test clock offset, never minutes of sleeping), and the reminder
    is delivered as missed and listed as missed in the reminder window;
 6. closing the window ends WebKit's web process but not the app, and a
@@ -37,6 +40,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import crash_repeat  # noqa: E402
 import notifyctl as nc  # noqa: E402
 import procs  # noqa: E402
 import webdriver as wd  # noqa: E402
@@ -104,7 +108,7 @@ def create_event(s, title, start_ts, minutes_before):
     set_value(s, ".alarm-row:last-child .alarm-related", "start")
     s.find("#ev-save").click()
     s.wait_until(lambda: not s.execute("const e = document.querySelector('#editor');"
-                                       "return !!e && e.offsetParent !== null && e.open !== false"),
+                                       "return !!e && e.open"),
                  timeout=10, message="editor closed after save (error: %s)"
                  % s.execute("const e = document.querySelector('#ev-error'); return e && e.textContent"))
 
@@ -120,7 +124,7 @@ def create_task(s, title, due_ts, minutes_before):
     set_value(s, ".alarm-row:last-child .alarm-minutes", str(minutes_before))
     s.find("#ev-save").click()
     s.wait_until(lambda: not s.execute("const e = document.querySelector('#editor');"
-                                       "return !!e && e.offsetParent !== null && e.open !== false"),
+                                       "return !!e && e.open"),
                  timeout=10, message="task editor closed after save (error: %s)"
                  % s.execute("const e = document.querySelector('#ev-error'); return e && e.textContent"))
 
@@ -267,10 +271,13 @@ def tray_menu():
     step("tray: Quit ends the app")
 
 
-def kill_app():
+def kill_app(drv):
+    """SIGKILLs the app, stops its driver, waits until it is gone."""
     pids = app_pids()
     for pid in pids:
         os.kill(pid, signal.SIGKILL)
+    drv.stop()
+    until(lambda: not app_pids(), 10, "killed app gone")
     return len(pids)
 
 
@@ -338,15 +345,37 @@ def run(srv):
 
         start_at_login(s)
 
-        step("SIGKILL while a reminder is about to fall due")
-        create_event(s, "E2E while down", minute3 + 60 + 5 * 60, 5)
+        step("a reminder in flight at a SIGKILL replaces its notification after the restart")
+        minute4 = minute3 + 60
+        create_event(s, "E2E in flight", minute4 + 5 * 60, 5)
+        shown = nc.wait_for_call(LOG, "Notify", timeout=90, summary="E2E in flight")
+        key = crash_repeat.key_of(DB, "E2E in flight")
+        until(lambda: crash_repeat.recorded(DB, key, shown["id"]), 10,
+              "delivery of %s recorded, id %d in <db>-notified" % (key, shown["id"]))
     except BaseException:
         shot(s, "failure-1.png")
         drv.stop()
         raise
-    killed = kill_app()
-    assert killed >= 1, "app process not found"
-    drv.stop()
+    assert kill_app(drv) >= 1, "app process not found"
+    crash_repeat.rewind_to_in_flight(DB, key)
+    n = len(nc.read_log(LOG))
+    drv, s = launch(offset)
+    try:
+        again = nc.wait_for_call(LOG, "Notify", timeout=30, after=n, summary="E2E in flight")
+        assert again["replaces_id"] == shown["id"] == again["id"], (shown, again)
+        open_now = crash_repeat.open_notes(nc.read_log(LOG), nc.open_ids(), "E2E in flight")
+        assert open_now == [shown["id"]], open_now
+        until(lambda: states("E2E in flight") == ["delivered"], 10, states("E2E in flight"))
+        step("repeat replaced notification %d: one open for the reminder" % shown["id"])
+
+        step("SIGKILL while a reminder is about to fall due")
+        create_event(s, "E2E while down", minute4 + 60 + 5 * 60, 5)
+        until(lambda: states("E2E while down") == ["pending"], 10, "planned before the kill")
+    except BaseException:
+        shot(s, "failure-2.png")
+        drv.stop()
+        raise
+    assert kill_app(drv) >= 1, "app process not found"
     assert states("E2E while down") == ["pending"], states("E2E while down")
     # Relaunch 10 minutes "later": the reminder fell due while Kairos was
     # down. This time the notification service shows no buttons, so the

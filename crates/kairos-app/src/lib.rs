@@ -1,7 +1,9 @@
 //! What the Kairos desktop app *does*, without the desktop: the IPC contract
 //! ([`api`]), and the service behind every command ([`App`]) — calendars,
 //! event editing with "this / this and following / all", the views' window
-//! queries, the reminder window's list, snooze and dismiss, settings.
+//! queries, the reminder window's list, snooze and dismiss, settings; and the
+//! notification ids that let a restarted app replace, not repeat, what it
+//! showed ([`shown`]).
 //!
 //! It knows no Tauri, no webview and no D-Bus: `src-tauri` wraps each method
 //! of [`App`] in a `#[tauri::command]` of the same name and does nothing
@@ -30,6 +32,7 @@ mod policy;
 mod reminders;
 mod service;
 mod settings;
+pub mod shown;
 mod task_edit;
 mod tasks;
 mod views;

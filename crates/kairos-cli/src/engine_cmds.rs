@@ -182,6 +182,7 @@ pub fn daemon(db: &Path, sink_spec: &str, tz: Option<&str>, clock: Arc<dyn Clock
         config,
         sync: true,
         on_fired: Box::new(|_| {}),
+        on_locked: Box::new(|_| {}),
         waker: Waker::default(),
     })?;
     rt.block_on(async {

@@ -58,6 +58,11 @@ pub struct Options {
     /// How the rest of the process wakes the engine and the sync
     /// connection; made before the host (e.g. held by the app's state).
     pub waker: Waker,
+    /// Called once on the engine thread when the lock is held, before the
+    /// engine recovers what a crash left `firing`: for state a channel keeps
+    /// beside the database that only the lock holder may rewrite (the
+    /// desktop's notification ids).
+    pub on_locked: Box<dyn FnOnce(&Store) + Send>,
 }
 
 /// Why a host did not start or stopped.
@@ -136,6 +141,7 @@ impl Host {
             sync,
             on_fired,
             waker: wake,
+            on_locked,
         } = options;
         let floating = config.floating;
         let horizon = config.horizon;
@@ -155,6 +161,7 @@ impl Host {
                     config,
                     wake: engine_wake,
                     on_fired,
+                    on_locked: Some(on_locked),
                 };
                 let result = run.run(&ready, stopped);
                 let _ = ending.send(true);
@@ -264,6 +271,7 @@ struct EngineRun {
     config: Config,
     wake: Waker,
     on_fired: Box<dyn FnMut(usize) + Send>,
+    on_locked: Option<Box<dyn FnOnce(&Store) + Send>>,
 }
 
 impl EngineRun {
@@ -323,6 +331,9 @@ impl EngineRun {
         };
         let lock = InstanceLock::acquire(&self.db).map_err(HostError::Locked)?;
         let store = Store::open(&self.db)?;
+        if let Some(hook) = self.on_locked.take() {
+            hook(&store);
+        }
         // The channels move into the engine: the thread owns both.
         let channels = std::mem::take(&mut self.channels);
         let engine = Engine::new(

@@ -244,6 +244,7 @@ impl EngineThread {
             config: Config::default(),
             sync: false,
             on_fired: Box::new(|_| {}),
+            on_locked: Box::new(|_| {}),
             waker: kairos_host::Waker::default(),
         })?))
     }

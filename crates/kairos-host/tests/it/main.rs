@@ -36,6 +36,7 @@ fn start(db: &std::path::Path, waker: &Waker) -> (Result<Host, HostError>, Recei
         config: Config::default(),
         sync: true,
         on_fired: Box::new(|_| {}),
+        on_locked: Box::new(|_| {}),
         waker: waker.clone(),
     });
     (host, rx)
