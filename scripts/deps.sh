@@ -54,9 +54,12 @@ if ! command -v cargo >/dev/null; then
   exit 1
 fi
 
-# Rust's standard library for Windows (the toolchain is rust-toolchain.toml's).
-WINDOWS_TARGET=x86_64-pc-windows-gnu
-if ! rustup target list --installed 2>/dev/null | grep -qx "$WINDOWS_TARGET"; then
-  echo "deps: adding the Rust target $WINDOWS_TARGET"
-  rustup target add "$WINDOWS_TARGET"
-fi
+# Rust's standard library for Windows and macOS (make check-windows,
+# check-macos; the toolchain is rust-toolchain.toml's).
+installed=$(rustup target list --installed 2>/dev/null || true)
+for t in x86_64-pc-windows-gnu x86_64-apple-darwin; do
+  if ! grep -qx "$t" <<<"$installed"; then
+    echo "deps: adding the Rust target $t"
+    rustup target add "$t"
+  fi
+done
