@@ -20,14 +20,28 @@ missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if ((${#missing[@]})); then
-  echo "deps: installing Debian packages: ${missing[*]}"
+# The Windows check (make check-windows): mingw-w64's C compiler for the
+# bundled SQLite, and Wine to run the Windows tests. Without recommends: Wine's
+# pull in 32-bit Wine, fonts and GL, none of which the tests need.
+WINDOWS_PACKAGES=(gcc-mingw-w64-x86-64 wine64)
+
+missing_windows=()
+for p in "${WINDOWS_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing_windows+=("$p")
+done
+if ((${#missing[@]} + ${#missing_windows[@]})); then
+  echo "deps: installing Debian packages: ${missing[*]} ${missing_windows[*]}"
   if [[ $(id -u) -eq 0 ]]; then SUDO=(); elif command -v sudo >/dev/null; then SUDO=(sudo); else
-    echo "deps: need root to install: ${missing[*]} (run: sudo apt-get install ${missing[*]})" >&2
+    echo "deps: need root to install: ${missing[*]} ${missing_windows[*]} (run: sudo apt-get install ${missing[*]} ${missing_windows[*]})" >&2
     exit 1
   fi
   "${SUDO[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq "${missing[@]}"
+  if ((${#missing[@]})); then
+    DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq "${missing[@]}"
+  fi
+  if ((${#missing_windows[@]})); then
+    DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing_windows[@]}"
+  fi
 fi
 
 if ! command -v npm >/dev/null; then
@@ -39,3 +53,13 @@ if ! command -v cargo >/dev/null; then
   echo "deps: cargo not found. Install Rust with rustup (https://rustup.rs), then rerun." >&2
   exit 1
 fi
+
+# Rust's standard library for Windows and macOS (make check-windows,
+# check-macos; the toolchain is rust-toolchain.toml's).
+installed=$(rustup target list --installed 2>/dev/null || true)
+for t in x86_64-pc-windows-gnu x86_64-apple-darwin; do
+  if ! grep -qx "$t" <<<"$installed"; then
+    echo "deps: adding the Rust target $t"
+    rustup target add "$t"
+  fi
+done

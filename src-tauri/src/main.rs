@@ -11,6 +11,12 @@
 
 mod commands;
 mod engine;
+// Notifications: XDG D-Bus with buttons (Linux, BSD); elsewhere plain OS
+// notifications and the reminder window.
+#[cfg(all(unix, not(target_os = "macos")))]
+mod notifier;
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+#[path = "notifier_plain.rs"]
 mod notifier;
 mod notify_server;
 mod startup;

@@ -25,24 +25,20 @@ pub struct Shared {
     pub handle: AppHandle,
     /// Test only (`KAIROS_TEST_SNOOZE_SECS`): what a notification's Snooze
     /// button snoozes for, instead of the setting's minutes.
+    // Read by the XDG notifier only (notifier_plain.rs has no buttons).
+    #[cfg_attr(not(all(unix, not(target_os = "macos"))), allow(dead_code))]
     pub snooze_override: Option<Duration>,
     /// The main window's life and what waits for its UI.
     pub windows: crate::window::Windows,
 }
 
-/// The database: `$KAIROS_DB`, else `$XDG_DATA_HOME/kairos/kairos.db` (the
-/// same file the `kairos` CLI uses by default).
+/// The database: `$KAIROS_DB`, else `$XDG_DATA_HOME/kairos/kairos.db`
+/// (`%LOCALAPPDATA%\kairos\kairos.db` on Windows): the same file the
+/// `kairos` CLI uses by default.
 #[must_use]
 pub fn db_path() -> PathBuf {
-    if let Some(p) = std::env::var_os("KAIROS_DB") {
-        return PathBuf::from(p);
-    }
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-        .unwrap_or_else(|| PathBuf::from("."));
-    base.join("kairos").join("kairos.db")
+    std::env::var_os("KAIROS_DB")
+        .map_or_else(kairos_engine::platform::dirs::default_db, PathBuf::from)
 }
 
 fn env_secs(name: &str) -> Option<i64> {

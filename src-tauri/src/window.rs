@@ -21,7 +21,8 @@ const MAIN: &str = "main";
 pub enum Intent {
     /// The reminder panel.
     ShowReminders,
-    /// An event in the editor.
+    /// An event in the editor (a notification's "Open": XDG notifier only).
+    #[cfg_attr(not(all(unix, not(target_os = "macos"))), allow(dead_code))]
     OpenEvent(EventRef),
 }
 

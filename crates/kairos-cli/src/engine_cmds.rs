@@ -10,20 +10,17 @@ use chrono::{DateTime, Duration, Utc};
 use kairos_engine::channel::{Channel, CommandChannel, StdoutChannel};
 use kairos_engine::clock::{Clock, OffsetFileClock, SystemClock};
 use kairos_engine::engine::Config;
+use kairos_engine::platform::{self, stop::Stop};
 use kairos_host::{Host, Options, Waker};
 use kairos_store::Store;
 use serde_json::json;
 
 use crate::calendar_cmds::{floating_zone, instant, load};
 
-/// The default database: `$XDG_DATA_HOME/kairos/kairos.db`.
+/// The default database: `$XDG_DATA_HOME/kairos/kairos.db` (on Windows
+/// `%LOCALAPPDATA%\kairos\kairos.db`; see `platform::dirs`).
 pub fn default_db() -> PathBuf {
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-        .unwrap_or_else(|| PathBuf::from("."));
-    base.join("kairos").join("kairos.db")
+    platform::dirs::default_db()
 }
 
 /// Opens (creating) the database. A new file is made readable by its owner
@@ -40,13 +37,13 @@ pub fn open(db: &Path) -> Result<Store> {
     Ok(store)
 }
 
-/// Mode 0600 for the database and its `-wal`/`-shm` files.
+/// Owner-only (mode 0600 on Unix; `platform::perms` says what Windows does)
+/// for the database and its `-wal`/`-shm` files.
 fn owner_only(db: &Path) {
-    use std::os::unix::fs::PermissionsExt;
     for suffix in ["", "-wal", "-shm"] {
         let mut p = db.as_os_str().to_owned();
         p.push(suffix);
-        let _ = std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600));
+        platform::perms::restrict(Path::new(&p));
     }
 }
 
@@ -153,7 +150,9 @@ pub fn sink(spec: &str) -> Result<Box<dyn Channel>> {
 
 /// `kairos daemon`: the engine host (`kairos_host`: lock, engine thread,
 /// the live sync connection on a paired database) delivering to `sink_spec`,
-/// until SIGTERM or SIGINT (the batch in hand is finished first).
+/// until asked to stop (SIGTERM or SIGINT; on Windows Ctrl-C, Ctrl-Break or
+/// the console closing: `platform::stop`). The batch in hand is finished
+/// first.
 pub fn daemon(db: &Path, sink_spec: &str, tz: Option<&str>, clock: Arc<dyn Clock>) -> Result<()> {
     let channel = sink(sink_spec)?;
     let config = Config {
@@ -164,16 +163,12 @@ pub fn daemon(db: &Path, sink_spec: &str, tz: Option<&str>, clock: Arc<dyn Clock
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    // TERM and INT are handled from before the host takes the lock: a stop
-    // asked for while the first batch is being delivered still means
-    // "finish it and exit cleanly".
-    let (mut term, mut int) = {
-        use tokio::signal::unix::{SignalKind, signal};
+    // A stop is listened for from before the host takes the lock: one asked
+    // for while the first batch is being delivered still means "finish it
+    // and exit cleanly".
+    let mut stop = {
         let _rt = rt.enter();
-        (
-            signal(SignalKind::terminate())?,
-            signal(SignalKind::interrupt())?,
-        )
+        Stop::new()?
     };
     let host = Host::start(Options {
         db: db.to_owned(),
@@ -187,8 +182,7 @@ pub fn daemon(db: &Path, sink_spec: &str, tz: Option<&str>, clock: Arc<dyn Clock
     })?;
     rt.block_on(async {
         tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
+            () = stop.requested() => {}
             () = host.ended() => {}
         }
     });

@@ -14,6 +14,7 @@ use std::time::Duration;
 use serde::Serialize;
 use tokio::io::AsyncWriteExt;
 
+use crate::platform::shell;
 use crate::policy::FailureKind;
 
 /// What a channel is told about a reminder that fires.
@@ -178,7 +179,8 @@ impl Channel for StdoutChannel {
     }
 }
 
-/// Runs `sh -c COMMAND` with the reminder as JSON on stdin.
+/// Runs `sh -c COMMAND` (`cmd /C COMMAND` on Windows: [`shell`]) with the
+/// reminder as JSON on stdin.
 ///
 /// Exit 0 is delivered; exit 75 (`EX_TEMPFAIL`) and a timeout are retryable;
 /// exits 64–78 (sysexits, other than 75) and a command that cannot start are
@@ -212,16 +214,17 @@ impl Channel for CommandChannel {
                     format!("cannot encode reminder: {e}"),
                 )
             })?;
-            let mut child = tokio::process::Command::new("sh")
-                .arg("-c")
-                .arg(&self.command)
+            let mut child = shell::command(&self.command)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .kill_on_drop(true)
                 .spawn()
                 .map_err(|e| {
-                    DeliveryError::new(FailureKind::Permanent, format!("cannot start sh: {e}"))
+                    DeliveryError::new(
+                        FailureKind::Permanent,
+                        format!("cannot start {}: {e}", shell::NAME),
+                    )
                 })?;
             let run = async {
                 if let Some(mut stdin) = child.stdin.take() {
@@ -253,9 +256,9 @@ impl Channel for CommandChannel {
                     FailureKind::Retryable,
                     "command exited 75 (temporary failure)",
                 )),
-                Some(127) => Err(DeliveryError::new(
+                Some(c) if c == shell::NOT_FOUND => Err(DeliveryError::new(
                     FailureKind::Permanent,
-                    "command not found (exit 127)",
+                    format!("command not found (exit {c})"),
                 )),
                 Some(c @ 64..=78) => Err(DeliveryError::new(
                     FailureKind::Permanent,

@@ -3,17 +3,18 @@
 //! One engine per database: an exclusive OS lock on `<db>.lock`, held for the
 //! daemon's life and released by the kernel when the process dies (even by
 //! SIGKILL), so a restart after a crash never waits for a stale lease. A
-//! second daemon is refused with the first one's PID. (The guarded state
+//! second daemon is refused with the first one's PID (recorded as
+//! [`holder`] says: in the lock file on Unix, beside it on Windows). (The guarded state
 //! transitions make even two engines safe; the lock keeps it from happening.)
 
 use std::fs::{File, OpenOptions};
 use std::future::Future;
-use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::clock::Clock;
 use crate::engine::{Engine, EngineError};
+use crate::platform::{changed, holder};
 use crate::wake::{Wake, WallTimer};
 
 /// Held while the daemon runs; dropping it releases the database.
@@ -41,18 +42,14 @@ impl InstanceLock {
             .open(&path)
             .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
         if file.try_lock().is_err() {
-            let mut holder = String::new();
-            let _ = file.read_to_string(&mut holder);
+            let pid = holder::read(&mut file, &path)
+                .map_or_else(|| "unknown".to_owned(), |pid| pid.to_string());
             return Err(format!(
-                "another kairos daemon (pid {}) is already running on {}; stop it first",
-                holder.trim(),
+                "another kairos daemon (pid {pid}) is already running on {}; stop it first",
                 db.display()
             ));
         }
-        let _ = file.set_len(0);
-        let _ = file.rewind();
-        let _ = write!(file, "{}", std::process::id());
-        let _ = file.flush();
+        holder::record(&mut file, &path);
         Ok(Self { _file: file, path })
     }
 
@@ -64,28 +61,22 @@ impl InstanceLock {
 }
 
 /// Tells the daemon running on `db`, if any, that the database changed
-/// (SIGUSR1 to the PID in the lock file), so it re-plans (and pushes what
-/// sync has to push) at once instead of at its next wake-up. Quietly does
-/// nothing when no daemon runs. Returns whether one was told.
+/// ([`changed::notify`] to the lock holder: `SIGUSR1` on Unix, a named pipe
+/// on Windows), so it re-plans (and pushes what sync has to push) at once
+/// instead of at its next wake-up. Quietly does nothing when no daemon
+/// runs. Returns whether one was told.
 pub fn notify_running(db: &Path) -> bool {
     let mut path = db.as_os_str().to_owned();
     path.push(".lock");
-    let Ok(mut file) = File::open(PathBuf::from(path)) else {
+    let path = PathBuf::from(path);
+    let Ok(mut file) = File::open(&path) else {
         return false;
     };
     // Only a held lock means a live daemon (a stale file keeps an old PID).
     if file.try_lock_shared().is_ok() {
         return false;
     }
-    let mut pid = String::new();
-    let _ = file.read_to_string(&mut pid);
-    pid.trim().parse::<i32>().is_ok_and(|pid| {
-        nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGUSR1,
-        )
-        .is_ok()
-    })
+    holder::read(&mut file, &path).is_some_and(changed::notify)
 }
 
 /// Whether a daemon (or the desktop app) holds `db`'s lock now.
@@ -158,7 +149,7 @@ pub async fn run_observed(
                     // After a clock change, everything is re-planned from the
                     // new "now": the loop does exactly that.
                     Wake::ClockChanged => clock.clock_changed(),
-                    Wake::Deadline | Wake::Recheck => {}
+                    Wake::Deadline => {}
                 }
             }
             () = changed.notified() => {}

@@ -9,6 +9,8 @@
 //! - [`actions`]: dismiss and snooze, as one guarded transaction each;
 //! - [`clock`]: time as an input ([`clock::Clock`]);
 //! - [`wake`]: sleeping until a wall-clock instant, woken by clock changes;
+//! - [`platform`]: what differs between operating systems (the timer,
+//!   signals, the lock holder's PID, file permissions), with fallbacks;
 //! - [`channel`]: where reminders go (`stdout`, `command`);
 //! - [`policy`]: catch-up, failure classes and retry backoff;
 //! - [`materialise`]: which instances exist, with which keys;
@@ -22,10 +24,11 @@ pub mod engine;
 pub mod escalate;
 pub mod import;
 pub mod materialise;
+pub mod platform;
 pub mod policy;
 pub mod preview;
 mod stored;
 pub mod sync;
 pub mod tasks;
-pub mod wake;
+pub use platform::wake;
 pub mod workdays;

@@ -5,10 +5,11 @@
 //! 1. a thread of its own with a single-threaded tokio runtime (the store is
 //!    blocking: it never runs on a shared async worker, and firing never
 //!    waits for anyone else's work);
-//! 2. on Unix, the `SIGUSR1` listener ("another process changed the
-//!    database": `kairos import|snooze|dismiss` send it to the lock holder),
+//! 2. the listener for "another process changed the database"
+//!    (`kairos import|snooze|dismiss` notify the lock holder: `SIGUSR1` on
+//!    Unix, a named pipe on Windows, see [`kairos_engine::platform::changed`]),
 //!    installed **before** the lock is taken, because the lock file is what
-//!    tells those processes whom to signal and `SIGUSR1`'s default action
+//!    tells those processes whom to notify and `SIGUSR1`'s default action
 //!    would kill a host still starting;
 //! 3. the per-database lock ([`InstanceLock`]): one host per database; a
 //!    second is refused with the first one's PID;
@@ -16,7 +17,7 @@
 //! 5. on a paired database, the live sync connection on a thread of its own
 //!    (only the lock holder holds it): what it applies wakes the engine,
 //!    acknowledgements from other devices withdraw what is shown here, and
-//!    a local change (the signal, [`Host::changed`]) is pushed at once.
+//!    a local change (the notice, [`Host::changed`]) is pushed at once.
 //!
 //! What happened reaches the host by one path: [`Host::subscribe`] (the
 //! engine's [`EngineEvent`]s, plus [`EngineEvent::Changed`] when the
@@ -35,6 +36,7 @@ use kairos_engine::daemon::{InstanceLock, run_observed};
 use kairos_engine::engine::{
     Config, Engine, EngineError, EngineEvent, Notice, NoticeSender, Stats,
 };
+use kairos_engine::platform::changed::Listener;
 use kairos_store::{Store, StoreError};
 use tokio::sync::{Notify, broadcast, oneshot, watch};
 
@@ -294,9 +296,9 @@ impl EngineRun {
         let (clock, changed, on_fired) = (self.clock, self.wake.changed, self.on_fired);
         let engine_ref = &mut engine;
         rt.block_on(async move {
-            if let Some(mut usr1) = signals {
+            if let Some(mut notices_in) = signals {
                 tokio::spawn(async move {
-                    while usr1.recv().await.is_some() {
+                    while notices_in.recv().await.is_some() {
                         wake.changed_elsewhere(&notices);
                     }
                 });
@@ -316,7 +318,7 @@ impl EngineRun {
     ) -> Result<
         (
             tokio::runtime::Runtime,
-            Option<Signal>,
+            Option<Listener>,
             InstanceLock,
             Engine,
         ),
@@ -327,7 +329,7 @@ impl EngineRun {
             .build()?;
         let signals = {
             let _rt = rt.enter();
-            usr1()?
+            Listener::new()?
         };
         let lock = InstanceLock::acquire(&self.db).map_err(HostError::Locked)?;
         let store = Store::open(&self.db)?;
@@ -344,12 +346,4 @@ impl EngineRun {
         );
         Ok((rt, Some(signals), lock, engine))
     }
-}
-
-#[cfg(unix)]
-type Signal = tokio::signal::unix::Signal;
-
-#[cfg(unix)]
-fn usr1() -> std::io::Result<Signal> {
-    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1())
 }

@@ -120,7 +120,8 @@ fn serve(cli: Cli) -> anyhow::Result<()> {
     })
 }
 
-/// Completes at the first SIGTERM or SIGINT.
+/// Completes at the first SIGTERM or SIGINT (Ctrl-C elsewhere).
+#[cfg(unix)]
 fn signals() -> anyhow::Result<impl Future<Output = ()>> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate())?;
@@ -130,5 +131,15 @@ fn signals() -> anyhow::Result<impl Future<Output = ()>> {
             _ = term.recv() => {}
             _ = int.recv() => {}
         }
+    })
+}
+
+/// Completes at the first Ctrl-C (the server is deployed on Unix; this only
+/// keeps it building elsewhere).
+#[cfg(not(unix))]
+#[allow(clippy::unnecessary_wraps)]
+fn signals() -> anyhow::Result<impl Future<Output = ()>> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
     })
 }

@@ -13,25 +13,38 @@
 //! 1 if any run lost a reminder, repeated more than `--max-repeats` keys, or
 //! printed a repeat without the mark.
 
+// Measures the Linux daemon (signals, /proc, strace, posix_fadvise,
+// RLIMIT_NOFILE): built on Unix only; elsewhere `main` just says so.
+
 // The engine bench's helpers (child processes, populating a database); this
 // bin uses a few of them.
+#[cfg(unix)]
 #[allow(dead_code)]
 #[path = "../engine/mod.rs"]
 mod engine;
 
+#[cfg(unix)]
 #[path = "../chaos/mod.rs"]
 mod chaos;
 
+#[cfg(unix)]
 use std::path::PathBuf;
+#[cfg(unix)]
 use std::process::ExitCode;
+#[cfg(unix)]
 use std::time::Duration;
 
+#[cfg(unix)]
 use anyhow::Result;
+#[cfg(unix)]
 use clap::Parser;
 
+#[cfg(unix)]
 use chaos::{Plan, Shape};
+#[cfg(unix)]
 use engine::{parts, procs};
 
+#[cfg(unix)]
 /// SIGKILL a daemon mid-burst, restart it, count what was lost and repeated.
 #[derive(Parser, Debug)]
 #[command(name = "chaos-bench", version)]
@@ -68,6 +81,7 @@ struct Args {
     time_limit: u64,
 }
 
+#[cfg(unix)]
 fn main() -> ExitCode {
     match run() {
         Ok(true) => ExitCode::SUCCESS,
@@ -79,6 +93,7 @@ fn main() -> ExitCode {
     }
 }
 
+#[cfg(unix)]
 fn run() -> Result<bool> {
     let a = Args::parse();
     procs::install_cleanup(Duration::from_secs(a.time_limit))?;
@@ -137,4 +152,12 @@ fn run() -> Result<bool> {
         if ok { "PASS" } else { "FAIL" }
     );
     Ok(ok)
+}
+
+#[cfg(not(unix))]
+fn main() -> std::process::ExitCode {
+    eprintln!(
+        "chaos-bench measures the Unix daemon (signals, /proc); it does not run on this platform"
+    );
+    std::process::ExitCode::FAILURE
 }

@@ -16,19 +16,31 @@
 //! `docs/benchmarks.md`. Every child process is stopped at the end, on Ctrl-C
 //! and at the time limit; only 127.0.0.1 is used.
 
+// Measures the Linux daemon (signals, /proc, strace, posix_fadvise,
+// RLIMIT_NOFILE): built on Unix only; elsewhere `main` just says so.
+
+#[cfg(unix)]
 #[path = "../engine/mod.rs"]
 mod engine;
 
+#[cfg(unix)]
 use std::path::{Path, PathBuf};
+#[cfg(unix)]
 use std::process::ExitCode;
+#[cfg(unix)]
 use std::time::Duration;
 
+#[cfg(unix)]
 use anyhow::Result;
+#[cfg(unix)]
 use clap::{Parser, ValueEnum};
 
+#[cfg(unix)]
 use engine::parts::{self, Opts};
+#[cfg(unix)]
 use engine::procs;
 
+#[cfg(unix)]
 /// The parts of the bench.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Part {
@@ -37,6 +49,7 @@ enum Part {
     Daemon,
 }
 
+#[cfg(unix)]
 /// Reminder-engine benchmark: lateness, burst drain, daemon at a million instances.
 #[derive(Parser, Debug)]
 #[command(name = "engine-bench", version)]
@@ -91,6 +104,7 @@ struct Args {
     time_limit: Option<u64>,
 }
 
+#[cfg(unix)]
 fn first_line(path: &str, prefix: &str) -> String {
     std::fs::read_to_string(path)
         .unwrap_or_default()
@@ -102,6 +116,7 @@ fn first_line(path: &str, prefix: &str) -> String {
         .unwrap_or_else(|| "?".into())
 }
 
+#[cfg(unix)]
 /// The filesystem `dir` is on, from /proc/mounts (longest matching mount point).
 fn filesystem(dir: &Path) -> String {
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
@@ -116,6 +131,7 @@ fn filesystem(dir: &Path) -> String {
         .map_or_else(|| "?".into(), |(_, s)| s)
 }
 
+#[cfg(unix)]
 fn main() -> ExitCode {
     match run() {
         Ok(true) => ExitCode::SUCCESS,
@@ -127,6 +143,7 @@ fn main() -> ExitCode {
     }
 }
 
+#[cfg(unix)]
 /// Runs the parts asked for; `Ok(false)` if one of them failed.
 fn run() -> Result<bool> {
     let a = Args::parse();
@@ -198,4 +215,12 @@ fn run() -> Result<bool> {
         println!("kept {}", tmp.keep().display());
     }
     Ok(!failed)
+}
+
+#[cfg(not(unix))]
+fn main() -> std::process::ExitCode {
+    eprintln!(
+        "engine-bench measures the Unix daemon (signals, /proc); it does not run on this platform"
+    );
+    std::process::ExitCode::FAILURE
 }

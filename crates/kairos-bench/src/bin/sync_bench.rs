@@ -19,23 +19,37 @@
 //! `docs/benchmarks.md`. Every child process is stopped at the end, on
 //! Ctrl-C and at the time limit.
 
+// Measures the Linux daemon (signals, /proc, strace, posix_fadvise,
+// RLIMIT_NOFILE): built on Unix only; elsewhere `main` just says so.
+
+#[cfg(unix)]
 #[allow(dead_code)]
 #[path = "../engine/procs.rs"]
 mod procs;
+#[cfg(unix)]
 #[path = "../sync/mod.rs"]
 mod sync;
 
+#[cfg(unix)]
 use std::path::PathBuf;
+#[cfg(unix)]
 use std::process::ExitCode;
+#[cfg(unix)]
 use std::time::Duration;
 
+#[cfg(unix)]
 use anyhow::{Context, Result};
+#[cfg(unix)]
 use clap::{Parser, ValueEnum};
 
+#[cfg(unix)]
 use sync::devices::{self, Kairos};
+#[cfg(unix)]
 use sync::server::Bin;
+#[cfg(unix)]
 use sync::{Row, fleet, thousands};
 
+#[cfg(unix)]
 /// The parts of the bench.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Part {
@@ -47,6 +61,7 @@ enum Part {
     Ingest,
 }
 
+#[cfg(unix)]
 /// Sync benchmark: acknowledgement propagation, end to end, idle
 /// connections, catch-up, start and ingest.
 #[derive(Parser, Debug)]
@@ -107,6 +122,7 @@ struct Args {
     time_limit: u64,
 }
 
+#[cfg(unix)]
 fn main() -> ExitCode {
     match run() {
         Ok(true) => ExitCode::SUCCESS,
@@ -118,6 +134,7 @@ fn main() -> ExitCode {
     }
 }
 
+#[cfg(unix)]
 fn beside(name: &str, given: Option<PathBuf>) -> Result<PathBuf> {
     let p = match given {
         Some(p) => p,
@@ -131,6 +148,7 @@ fn beside(name: &str, given: Option<PathBuf>) -> Result<PathBuf> {
     Ok(p)
 }
 
+#[cfg(unix)]
 #[allow(clippy::too_many_lines)]
 fn run() -> Result<bool> {
     let a = Args::parse();
@@ -311,9 +329,18 @@ fn run() -> Result<bool> {
     Ok(!failed)
 }
 
+#[cfg(unix)]
 fn which_redis() -> bool {
     std::process::Command::new("redis-server")
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success())
+}
+
+#[cfg(not(unix))]
+fn main() -> std::process::ExitCode {
+    eprintln!(
+        "sync-bench measures the Unix daemon (signals, /proc); it does not run on this platform"
+    );
+    std::process::ExitCode::FAILURE
 }

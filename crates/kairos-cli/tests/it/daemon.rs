@@ -4,6 +4,9 @@
 //! printing at once: at most one key per kill), and the second printing says
 //! `"repeat":true`.
 
+// Elsewhere the SIGKILL test (Unix only) is the only user of some helpers.
+#![cfg_attr(not(unix), allow(dead_code, unused_imports))]
+
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -125,6 +128,8 @@ impl Prints {
     }
 }
 
+// SIGKILL, then SIGTERM for a clean exit: Unix signals.
+#[cfg(unix)]
 #[test]
 fn sigkill_and_restart_lose_nothing_and_repeat_only_in_flight_keys_marked_repeat() {
     const N: usize = 1500;

@@ -70,12 +70,8 @@ impl Journal {
         let path = PathBuf::from(format!("{db}-fired"));
         let mut options = OpenOptions::new();
         options.read(true).append(true).create(true);
-        #[cfg(unix)]
-        {
-            // It names reminders: readable by the database's owner only.
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
-        }
+        // It names reminders: readable by the database's owner only.
+        crate::platform::perms::on_create(&mut options);
         let file = options.open(&path).ok()?;
         let empty = file.metadata().map(|m| m.len() == 0).unwrap_or(false);
         Some(Self {

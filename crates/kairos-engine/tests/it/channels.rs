@@ -50,6 +50,8 @@ async fn stdout_writes_one_json_line_per_reminder() {
     assert_eq!(v["status"], "on_time");
 }
 
+// `cat` and sh quoting: the command line is the platform's shell's.
+#[cfg(unix)]
 #[tokio::test]
 async fn command_gets_the_reminder_on_stdin() {
     let dir = tempfile::tempdir().expect("tmp");
@@ -71,6 +73,8 @@ async fn command_failures_are_classified() {
         ("exit 65", FailureKind::Permanent),
         ("no-such-command-kairos", FailureKind::Permanent),
         ("exit 1", FailureKind::Unknown),
+        // Killed by a signal (Unix only; `cmd` has no such thing).
+        #[cfg(unix)]
         ("kill -9 $$", FailureKind::Unknown),
     ];
     for (cmd, kind) in cases {
@@ -80,6 +84,8 @@ async fn command_failures_are_classified() {
     }
 }
 
+// `sleep` is a Unix command (`cmd` has no portable sleep).
+#[cfg(unix)]
 #[tokio::test]
 async fn a_hanging_command_times_out_as_retryable() {
     let ch = CommandChannel::new("sleep 30", Duration::from_millis(200));

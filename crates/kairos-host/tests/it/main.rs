@@ -119,8 +119,9 @@ fn another_process_signal_wakes_the_engine_and_reaches_subscribers_as_changed() 
     let host = host.expect("host");
     let mut events = host.subscribe();
     add_due(&db, "k1");
-    // What `kairos import|dismiss` do: SIGUSR1 to the lock holder (here
-    // this very process, whose host listens for it).
+    // What `kairos import|dismiss` do: notify the lock holder (SIGUSR1 on
+    // Unix, its named pipe on Windows; here this very process, whose host
+    // listens for it).
     assert!(
         kairos_engine::daemon::notify_running(&db),
         "the holder was told"

@@ -2,7 +2,6 @@
 //! `synchronous=FULL`, and the schema from `migrations/`.
 
 use std::fs::{DirBuilder, OpenOptions};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -25,20 +24,21 @@ pub fn create_and_migrate(data: &Path) -> Result<Connection, StoreError> {
         path: data.to_path_buf(),
         source,
     };
-    DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(data)
-        .map_err(io)?;
+    let mut dir = DirBuilder::new();
+    dir.recursive(true);
+    // On Windows both take their directory's inherited ACL (the server is
+    // deployed on Unix; Windows is only checked to build).
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut dir, 0o700);
+    dir.create(data).map_err(io)?;
     let path = db_path(data);
     // SQLite gives its -wal and -shm files the database file's mode, so
     // creating it 0600 first keeps all three readable by the owner only.
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(&path)
-        .map_err(io)?;
+    let mut file = OpenOptions::new();
+    file.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut file, 0o600);
+    file.open(&path).map_err(io)?;
     // Two processes may set up a new file at once (the server starting
     // while `kairos-server invite` runs): switching it to WAL can fail with
     // "database is locked" without waiting, and the loser of the migration

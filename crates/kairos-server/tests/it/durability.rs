@@ -1,13 +1,19 @@
 //! Stopping: SIGTERM closes sessions with 1001 and exits 0; kill -9 loses
 //! nothing that was acknowledged; compaction leaves a snapshot.
 
+// Elsewhere two of these tests send signals (Unix only).
+#![cfg_attr(not(unix), allow(dead_code, unused_imports))]
+
 use std::collections::HashMap;
 
 use kairos_proto::{ClientMsg, ServerMsg};
+#[cfg(unix)]
 use nix::sys::signal::Signal;
 
 use crate::support::{Maker, Server};
 
+// SIGTERM to the server process: Unix.
+#[cfg(unix)]
 #[tokio::test]
 async fn sigterm_closes_sessions_with_1001_and_exits_0() {
     let mut server = Server::start(&[]).await;
@@ -22,6 +28,8 @@ async fn sigterm_closes_sessions_with_1001_and_exits_0() {
     assert_eq!(rest, None, "stdout has exactly one line");
 }
 
+// SIGKILL to the server process: Unix.
+#[cfg(unix)]
 #[tokio::test]
 async fn after_kill_9_every_acknowledged_op_is_there_exactly_once() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,7 +1,5 @@
 //! Invites, joining, and credentials refused before the upgrade.
 
-use std::os::unix::fs::PermissionsExt;
-
 use kairos_proto::{ServerMsg, ids};
 
 use crate::support::Server;
@@ -93,8 +91,11 @@ async fn wrong_missing_or_misplaced_credentials_are_401_and_other_paths_404() {
     assert_eq!(c.hello(0).await.caught_up, 0);
 }
 
+// Unix file modes (on Windows the files take their directory's ACL).
+#[cfg(unix)]
 #[tokio::test]
 async fn the_data_directory_and_database_are_readable_by_their_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
     let server = Server::start(&[]).await;
     server.device("alice", "laptop").await;
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;

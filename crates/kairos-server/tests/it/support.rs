@@ -2,6 +2,9 @@
 //! WebSocket client. Every wait is bounded by a timeout on an event (a line
 //! on stdout, a frame, the process's exit): never a sleep.
 
+// Elsewhere the signal tests (Unix only) are the only users of some helpers.
+#![cfg_attr(not(unix), allow(dead_code, unused_imports))]
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
@@ -217,7 +220,8 @@ impl Server {
         (status, body)
     }
 
-    /// Sends a signal to the server.
+    /// Sends a signal to the server (Unix).
+    #[cfg(unix)]
     pub fn signal(&self, sig: nix::sys::signal::Signal) {
         let pid = nix::unistd::Pid::from_raw(
             i32::try_from(self.child.as_ref().unwrap().id().unwrap()).unwrap(),

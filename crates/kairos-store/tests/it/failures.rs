@@ -1,7 +1,6 @@
 //! Each way SQLite can refuse, classified, with nothing stored lost and
 //! nothing refused modified.
 
-use std::os::unix::fs::PermissionsExt;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -78,8 +77,12 @@ fn another_programs_database_is_refused_and_left_untouched() {
     assert_eq!(bytes(&path), before);
 }
 
+// Unix file modes (Windows has no mode bits; its read-only attribute is
+// a different mechanism, not what this test is about).
+#[cfg(unix)]
 #[test]
 fn a_read_only_database_refuses_writes_and_loses_nothing() {
+    use std::os::unix::fs::PermissionsExt;
     let (_dir, path) = temp_db();
     let (mut store, cal) = store_with_calendar(&path);
     store

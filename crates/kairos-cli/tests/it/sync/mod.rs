@@ -22,7 +22,7 @@ use crate::daemon::{Daemon, kairos};
 /// build left it out).
 fn server_bin() -> PathBuf {
     let kairos = PathBuf::from(env!("CARGO_BIN_EXE_kairos"));
-    let bin = kairos.with_file_name("kairos-server");
+    let bin = kairos.with_file_name(format!("kairos-server{}", std::env::consts::EXE_SUFFIX));
     if !bin.exists() {
         let ok = Command::new(env!("CARGO"))
             .args(["build", "-p", "kairos-server"])

@@ -7,25 +7,37 @@
 //! deadline, whether that happens by waiting, by resuming from suspend, or by
 //! the clock being set forward; and it is cancelled (reported as
 //! [`Wake::ClockChanged`]) when the clock is set discontinuously either way,
-//! so the caller can re-plan at once. Elsewhere it waits at most
-//! [`RECHECK`] at a time and re-reads the clock (a bounded recheck).
+//! so the caller can re-plan at once.
+//!
+//! Elsewhere (Windows, macOS) it is the plain fallback: a monotonic sleep of
+//! at most [`RECHECK`] at a time, after which the wall clock is read again.
+//! If the wall clock moved further or less far than the monotonic one across
+//! that sleep (by more than [`JUMP`]), the clock was set or the machine was
+//! suspended and resumed: reported as [`Wake::ClockChanged`]. So a reminder is
+//! at most [`RECHECK`] late after a resume or a clock change, and never early.
+//! (A Windows waitable timer on an absolute time would do better, but needs
+//! `unsafe` FFI, which this workspace forbids; macOS has no real-time timer
+//! that survives sleep either.)
 
 use std::io;
 
 use chrono::{DateTime, Utc};
 
 /// Longest single wait where no real-time timer is available.
-pub const RECHECK: std::time::Duration = std::time::Duration::from_secs(30);
+pub const RECHECK: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// How far the wall clock may drift from the monotonic one across one
+/// fallback wait before it counts as set (or as a suspend and resume).
+pub const JUMP: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Why a wait ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wake {
     /// The real-time clock reached the deadline.
     Deadline,
-    /// The real-time clock was set (forwards or backwards): re-plan.
+    /// The real-time clock was set (forwards or backwards), or the machine
+    /// resumed (fallback only): re-plan.
     ClockChanged,
-    /// The bounded wait elapsed before the deadline (non-Linux fallback).
-    Recheck,
 }
 
 /// A reusable wall-clock timer.
@@ -108,15 +120,7 @@ impl WallTimer {
         }
         #[cfg(not(target_os = "linux"))]
         {
-            #[allow(clippy::disallowed_methods)]
-            // compares with the real clock the OS timer would use
-            let left = (self.deadline - Utc::now()).to_std().unwrap_or_default();
-            tokio::time::sleep(left.min(RECHECK)).await;
-            Ok(if left <= RECHECK {
-                Wake::Deadline
-            } else {
-                Wake::Recheck
-            })
+            fallback::wait(self.deadline).await
         }
     }
 
@@ -127,6 +131,38 @@ impl WallTimer {
     pub async fn sleep_until(&mut self, deadline: DateTime<Utc>) -> io::Result<Wake> {
         self.arm(deadline)?;
         self.wait().await
+    }
+}
+
+/// The bounded recheck, for platforms without a real-time timer.
+#[cfg(not(target_os = "linux"))]
+mod fallback {
+    use std::io;
+
+    use chrono::{DateTime, Utc};
+
+    use super::{JUMP, RECHECK, Wake};
+
+    /// Sleeps in steps of at most [`RECHECK`] until the wall clock reaches
+    /// `deadline`, or a step shows the clock set or the machine resumed.
+    #[allow(clippy::disallowed_methods)] // the real clock the OS would use
+    pub async fn wait(deadline: DateTime<Utc>) -> io::Result<Wake> {
+        loop {
+            let (wall, mono) = (Utc::now(), std::time::Instant::now());
+            let Ok(left) = (deadline - wall).to_std() else {
+                return Ok(Wake::Deadline);
+            };
+            if left.is_zero() {
+                return Ok(Wake::Deadline);
+            }
+            tokio::time::sleep(left.min(RECHECK)).await;
+            let walked = Utc::now() - wall;
+            let slept = chrono::Duration::from_std(mono.elapsed()).unwrap_or(walked);
+            let jump = chrono::Duration::from_std(JUMP).unwrap_or(walked);
+            if (walked - slept).abs() > jump {
+                return Ok(Wake::ClockChanged);
+            }
+        }
     }
 }
 

@@ -1,0 +1,77 @@
+//! The desktop channel where notifications are not XDG D-Bus (Windows
+//! toasts, macOS): a fired reminder becomes a plain OS notification
+//! without buttons, and the in-app reminder window comes forward to snooze
+//! or dismiss it (what Linux does for a service without actions). Nothing
+//! is closed when a reminder is dismissed elsewhere: notify-rust gives no
+//! handle to close a toast with; the reminder window is the truth.
+//!
+//! Built and type-checked for Windows from Linux (`make check-windows`);
+//! not run here (no Windows desktop).
+
+use std::sync::Arc;
+
+use kairos_app::api::NotifierState;
+use kairos_engine::channel::{Channel, Delivery, Reminder};
+use notify_rust::Notification;
+
+use crate::state::Shared;
+use crate::window::Intent;
+
+/// What the notification service can do: show, without buttons.
+#[must_use]
+pub fn probe() -> NotifierState {
+    NotifierState::NoActions
+}
+
+/// The channel the embedded engine delivers to.
+pub struct DesktopChannel {
+    shared: Arc<Shared>,
+}
+
+impl DesktopChannel {
+    /// A channel for this app.
+    #[must_use]
+    pub fn new(shared: Arc<Shared>) -> Self {
+        Self { shared }
+    }
+}
+
+fn body(r: &Reminder) -> String {
+    let when = r.occurrence_start.replace('T', " ");
+    let when = when.get(..16).unwrap_or(&when).to_owned();
+    match r.location.as_deref().filter(|l| !l.is_empty()) {
+        Some(l) => format!("{when} · {l}"),
+        None => when,
+    }
+}
+
+impl Channel for DesktopChannel {
+    fn name(&self) -> &'static str {
+        "desktop"
+    }
+
+    fn deliver<'a>(&'a self, r: &'a Reminder) -> Delivery<'a> {
+        Box::pin(async move {
+            let s = &self.shared;
+            let quiet = s.lock().is_quiet(s.now()).unwrap_or(false);
+            if quiet {
+                // Recorded by the engine; the row waits in the reminder window.
+                return Ok(());
+            }
+            let mut n = Notification::new();
+            n.appname("Kairos")
+                .summary(r.summary.as_deref().unwrap_or("Reminder"))
+                .body(&body(r));
+            // Showing a toast returns at once (it is handed to the OS).
+            if let Err(e) = n.show().map(drop) {
+                eprintln!("kairos: notification failed ({e}); showing the reminder window");
+            }
+            s.show_main(Some(Intent::ShowReminders));
+            Ok(())
+        })
+    }
+}
+
+/// Closes notifications of reminders answered elsewhere: nothing to close
+/// here (see the module doc).
+pub fn reconcile(_s: &Arc<Shared>) {}
