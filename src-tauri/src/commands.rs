@@ -144,7 +144,7 @@ pub async fn dismiss_all(s: S<'_>) -> R<u32> {
 #[tauri::command(rename_all = "snake_case")]
 pub async fn pause_reminders(s: S<'_>, pause: Pause) -> R<AppStatus> {
     let st = s.call(move |a, now| a.pause_reminders(pause, now)).await?;
-    crate::tray::refresh(&s);
+    s.reminders_changed();
     Ok(st)
 }
 

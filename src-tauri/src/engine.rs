@@ -41,6 +41,7 @@ fn run(shared: &Arc<Shared>, db: PathBuf) -> anyhow::Result<()> {
     // Asked once, off the main thread (a D-Bus round trip).
     let state = notifier::probe();
     shared.lock().notifier = state;
+    shared.refresh_policy();
     let floating = shared.lock().display_tz();
     // This thread's runtime: the notification server's identity now, the
     // host's events below (it keeps the D-Bus connection served).

@@ -104,10 +104,9 @@ impl Channel for DesktopChannel {
     fn deliver<'a>(&'a self, r: &'a Reminder) -> Delivery<'a> {
         Box::pin(async move {
             let s = &self.shared;
-            let (state, quiet) = {
-                let app = s.lock();
-                (app.notifier, app.is_quiet(s.now()).unwrap_or(false))
-            };
+            // Never the app's lock here: firing must not wait for the UI.
+            let policy = s.policy();
+            let (state, quiet) = (policy.notifier, policy.is_quiet(s.now()));
             if state == NotifierState::Unavailable || quiet {
                 // The reminder window is the delivery; the row appears when
                 // the engine has recorded it (see `engine::fired`).
@@ -123,14 +122,7 @@ impl Channel for DesktopChannel {
                 .icon("appointment-soon")
                 .timeout(Timeout::Never);
             if state == NotifierState::Actions {
-                let snooze = {
-                    let mins = s
-                        .lock()
-                        .get_settings()
-                        .map(|x| x.default_snooze)
-                        .unwrap_or(10);
-                    format!("Snooze {mins} min")
-                };
+                let snooze = format!("Snooze {} min", policy.default_snooze);
                 n.action("default", "Open")
                     .action("snooze", &snooze)
                     .action("dismiss", "Dismiss");

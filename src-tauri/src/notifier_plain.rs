@@ -53,7 +53,8 @@ impl Channel for DesktopChannel {
     fn deliver<'a>(&'a self, r: &'a Reminder) -> Delivery<'a> {
         Box::pin(async move {
             let s = &self.shared;
-            let quiet = s.lock().is_quiet(s.now()).unwrap_or(false);
+            // Never the app's lock here: firing must not wait for the UI.
+            let quiet = s.policy().is_quiet(s.now());
             if quiet {
                 // Recorded by the engine; the row waits in the reminder window.
                 return Ok(());

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use chrono::{DateTime, Duration, Utc};
-use kairos_app::App;
 use kairos_app::api::{ApiError, events};
+use kairos_app::{App, DeliveryPolicy};
 use kairos_engine::clock::{Clock, SystemClock};
 use tauri::{AppHandle, Emitter};
 
@@ -17,6 +17,11 @@ pub struct Shared {
     /// The service; one connection, used by commands and notification
     /// actions (the engine has its own).
     app: Mutex<App>,
+    /// How a reminder firing now is shown (notifier, pause, quiet hours,
+    /// snooze length), refreshed after every change: the desktop channel
+    /// reads it on the engine's thread without the app's lock, so firing
+    /// never waits for an IPC call (an import holds that lock for a file).
+    policy: Mutex<DeliveryPolicy>,
     /// "Now" for everything in the app (shifted in tests, see [`clock`]).
     pub clock: Arc<dyn Clock>,
     /// Wakes the engine: the database changed (an edit, a snooze, a dismissal).
@@ -59,6 +64,7 @@ impl Shared {
     pub fn new(app: App, clock: Arc<dyn Clock>, handle: AppHandle) -> Self {
         Self {
             app: Mutex::new(app),
+            policy: Mutex::new(DeliveryPolicy::default()),
             clock,
             wake: kairos_host::Waker::default(),
             handle,
@@ -98,9 +104,35 @@ impl Shared {
         .map_err(|e| ApiError::internal(format!("command failed: {e}")))?
     }
 
-    /// After a change to reminders: wake the engine, close notifications of
-    /// reminders no longer shown, refresh the UI and the tray.
+    /// The delivery policy in effect (a copy; never waits for the app).
+    pub fn policy(&self) -> DeliveryPolicy {
+        self.policy
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Reads the delivery policy from the app again (after a change to the
+    /// settings, a pause, the notifier's abilities).
+    pub fn refresh_policy(&self) {
+        let now = self.now();
+        let fresh = self.lock().delivery_policy(now);
+        match fresh {
+            Ok(p) => {
+                *self
+                    .policy
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = p;
+            }
+            Err(e) => eprintln!("kairos: reading the delivery policy: {}", e.message),
+        }
+    }
+
+    /// After a change to reminders or how they are shown: the delivery
+    /// policy read again, the engine woken, notifications of reminders no
+    /// longer shown closed, the UI and the tray refreshed.
     pub fn reminders_changed(self: &Arc<Self>) {
+        self.refresh_policy();
         self.wake.wake();
         crate::notifier::reconcile(self);
         let _ = self.handle.emit(events::REMINDERS_CHANGED, ());

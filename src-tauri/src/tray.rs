@@ -113,7 +113,8 @@ fn pause(s: &Arc<Shared>, p: Pause) {
     if let Err(e) = s.lock().pause_reminders(p, now) {
         eprintln!("kairos: pause: {}", e.message);
     }
-    refresh(s);
+    // The delivery policy, the UI and the menu, by the one path.
+    s.reminders_changed();
 }
 
 /// Rebuilds the menu from the current status (next reminders, pause).

@@ -64,8 +64,11 @@ pub struct Options {
     /// engine recovers what a crash left `firing`: for state a channel keeps
     /// beside the database that only the lock holder may rewrite (the
     /// desktop's notification ids).
-    pub on_locked: Box<dyn FnOnce(&Store) + Send>,
+    pub on_locked: OnLocked,
 }
+
+/// See [`Options::on_locked`].
+pub type OnLocked = Box<dyn FnOnce(&Store) + Send>;
 
 /// Why a host did not start or stopped.
 #[derive(Debug, thiserror::Error)]
@@ -273,7 +276,7 @@ struct EngineRun {
     config: Config,
     wake: Waker,
     on_fired: Box<dyn FnMut(usize) + Send>,
-    on_locked: Option<Box<dyn FnOnce(&Store) + Send>>,
+    on_locked: Option<OnLocked>,
 }
 
 impl EngineRun {
