@@ -8,9 +8,10 @@
 //! Built and type-checked for Windows from Linux (`make check-windows`);
 //! not run here (no Windows desktop).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use kairos_app::api::NotifierState;
+use kairos_app::shown::ShownIds;
 use kairos_engine::channel::{Channel, Delivery, Reminder};
 use notify_rust::Notification;
 
@@ -29,9 +30,15 @@ pub struct DesktopChannel {
 }
 
 impl DesktopChannel {
-    /// A channel for this app.
+    /// A channel for this app. (Same shape as the XDG channel's; a repeat
+    /// after a crash is shown anew here: there is no id to replace a toast
+    /// by, so `shown` and `servers` are not used.)
     #[must_use]
-    pub fn new(shared: Arc<Shared>) -> Self {
+    pub fn new(
+        shared: Arc<Shared>,
+        _shown: Arc<Mutex<ShownIds>>,
+        _servers: crate::notify_server::Servers,
+    ) -> Self {
         Self { shared }
     }
 }

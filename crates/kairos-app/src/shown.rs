@@ -65,12 +65,8 @@ pub fn worth_keeping(state: Option<State>) -> bool {
 
 fn options() -> OpenOptions {
     let mut o = OpenOptions::new();
-    #[cfg(unix)]
-    {
-        // It names reminders: readable by the database's owner only.
-        use std::os::unix::fs::OpenOptionsExt;
-        o.mode(0o600);
-    }
+    // It names reminders: readable by the database's owner only.
+    kairos_engine::platform::perms::on_create(&mut o);
     o
 }
 
