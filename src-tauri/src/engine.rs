@@ -7,14 +7,16 @@
 //! The shell listens to the host's events, one path for every change: a
 //! round fired (the reminder window lists them), the database changed under
 //! it (the CLI, another device), a reminder acknowledged elsewhere (its
-//! notification is closed).
+//! notification is closed). The live sync connection's state goes, as it
+//! changes, to the app (status bar event, tray tooltip) from here alone.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use kairos_engine::engine::{Config, EngineEvent};
-use kairos_host::{Host, Options};
+use kairos_host::{Host, LinkState, Options};
 use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::watch;
 
 use crate::notifier::{self, DesktopChannel};
 use crate::state::Shared;
@@ -60,12 +62,21 @@ fn run(shared: &Arc<Shared>, db: PathBuf) -> anyhow::Result<()> {
         waker: shared.wake.clone(),
     })?;
     let mut events = host.subscribe();
+    let mut sync = host.sync_state();
+    let mut sync_open = true;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     rt.block_on(async {
+        forward_sync(shared, &mut sync).await;
         loop {
             tokio::select! {
+                // Ends when no live connection runs (not paired, or it
+                // stopped): the last state stays shown.
+                changed = sync.changed(), if sync_open => match changed {
+                    Ok(()) => forward_sync(shared, &mut sync).await,
+                    Err(_) => sync_open = false,
+                },
                 event = events.recv() => match event {
                     // A fired round is handled by `on_fired` (once per round).
                     Ok(EngineEvent::Fired { .. }) => {}
@@ -85,4 +96,12 @@ fn run(shared: &Arc<Shared>, db: PathBuf) -> anyhow::Result<()> {
     });
     host.stop()?;
     Ok(())
+}
+
+/// Hands the host's current sync state to the app, the UI and the tray.
+async fn forward_sync(shared: &Arc<Shared>, sync: &mut watch::Receiver<LinkState>) {
+    let state = sync.borrow_and_update().clone();
+    let s = Arc::clone(shared);
+    // The app's lock and the tray's store read: on the blocking pool.
+    let _ = tokio::task::spawn_blocking(move || s.sync_changed(&state)).await;
 }

@@ -1,6 +1,7 @@
 //! The tray: keeps Kairos (and its reminders) running with the window
 //! closed. Menu: open, the next reminders, pause pop-ups for an hour or
-//! until tomorrow (do-not-disturb), resume, quit.
+//! until tomorrow (do-not-disturb), resume, quit. The tooltip says how
+//! sync is doing (synced at, offline since, error, changes waiting).
 
 use std::sync::Arc;
 
@@ -116,14 +117,21 @@ fn pause(s: &Arc<Shared>, p: Pause) {
     refresh(s);
 }
 
-/// Rebuilds the menu from the current status (next reminders, pause).
+/// Rebuilds the menu from the current status (next reminders, pause) and
+/// sets the tooltip (sync).
 pub fn refresh(s: &Arc<Shared>) {
     let now = s.now();
-    let st = s.lock().app_status(now).ok();
+    let (st, tip) = {
+        let app = s.lock();
+        (app.app_status(now).ok(), app.tray_tooltip(now))
+    };
     let h = s.handle.clone();
     let _ = s.handle.run_on_main_thread(move || {
-        if let (Some(tray), Ok(m)) = (h.tray_by_id(TRAY), menu(&h, st.as_ref())) {
-            let _ = tray.set_menu(Some(m));
+        if let Some(tray) = h.tray_by_id(TRAY) {
+            if let Ok(m) = menu(&h, st.as_ref()) {
+                let _ = tray.set_menu(Some(m));
+            }
+            let _ = tray.set_tooltip(Some(tip));
         }
     });
 }

@@ -30,6 +30,7 @@ mod policy;
 mod reminders;
 mod service;
 mod settings;
+mod sync_status;
 mod task_edit;
 mod tasks;
 mod views;

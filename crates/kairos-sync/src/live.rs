@@ -95,6 +95,7 @@ async fn run_published(mut live: Live, state: &Publisher) {
             return;
         }
     };
+    state.load(&store);
     let mut seed = u64::from(std::process::id())
         ^ u64::try_from(live.applier.clock.now().timestamp_micros()).unwrap_or(1)
         | 1;

@@ -81,6 +81,22 @@ impl Publisher {
         });
     }
 
+    /// What the database remembers from before (the last sync, which may
+    /// be from an earlier run; the outbox).
+    pub fn load(&self, store: &Store) {
+        let last = store
+            .meta_get(kairos_engine::sync::keys::LAST_SYNC_AT)
+            .ok()
+            .flatten()
+            .and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
+            .map(|t| t.with_timezone(&Utc));
+        let outbox = outbox_len(store);
+        self.update(|s| {
+            s.last_sync_at = last.or(s.last_sync_at);
+            s.outbox = outbox.unwrap_or(s.outbox);
+        });
+    }
+
     /// A session is being opened: `Connecting` the first time; after a
     /// failure the failure stays shown until a session is open again.
     pub fn connecting(&self) {
