@@ -45,7 +45,8 @@ export function statusBar(): HTMLElement {
       parts.push(sel);
     }
     if (s.notifier !== "actions") {
-      parts.push(h("span", { id: "status-notifier", class: "warn" }, t(s.notifier === "no_actions" ? "st.noActions" : "st.unavailable")));
+      const text = t(s.notifier === "no_actions" ? "st.noActions" : "st.unavailable");
+      parts.push(h("span", { id: "status-notifier", class: "warn", title: text }, text));
     }
     const sync = syncView(s.sync, tz, locale());
     if (sync) {

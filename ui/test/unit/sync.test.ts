@@ -17,6 +17,7 @@ describe("formatClock", () => {
     // 23:30 UTC on the 5th is already the 6th in Berlin: today.
     expect(formatClock("2026-12-05T23:30:00Z", TZ, "en-GB", NOW)).toBe("00:30");
     expect(formatClock("2026-12-06T08:05:00Z", TZ, "zh-CN", NOW)).toBe("09:05");
+    expect(formatClock("2026-12-06T13:05:00Z", TZ, "en-US", NOW)).toBe("2:05 PM");
     expect(formatClock("not a time", TZ, "en-GB", NOW)).toBe("not a time");
   });
 });
