@@ -16,7 +16,8 @@
    WebDriver session): "synced" from the start; the server is killed ->
    "offline" within 60 s; an event made in the app meanwhile waits in the
    outbox and the indicator counts it; the server restarted on the same
-   port -> "synced" again with nothing waiting.
+   port -> "synced" again with nothing waiting. The tray's menu (through
+   the fake StatusNotifierWatcher) has the same line each time.
 
 Run under one session bus and one X display (tests/e2e/run_app_test.sh
 sync_test.py APP): KAIROS_BIN and KAIROS_SERVER_BIN name the CLI and the
@@ -35,6 +36,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import app_test as app  # noqa: E402  (its launch/env helpers; main() does not run)
 import notifyctl as nc  # noqa: E402
+import trayctl  # noqa: E402
 
 BIN_DIR = os.path.dirname(app.APP)
 KAIROS = os.environ.get("KAIROS_BIN", os.path.join(BIN_DIR, "kairos"))
@@ -99,9 +101,24 @@ def indicator(s, state, timeout, why):
     return got[1]
 
 
+def tray_line(prefix, timeout=20):
+    """Waits until the tray menu has an item starting with `prefix`; returns it."""
+    found = {}
+
+    def seen():
+        found["items"] = trayctl.Menu(app.TRAY_LOG).items()
+        return next((k for k in found["items"] if k.startswith(prefix)), None)
+    deadline = time.monotonic() + timeout
+    while not seen():
+        assert time.monotonic() < deadline, "no tray item %r in %s" % (prefix, sorted(found["items"]))
+        time.sleep(0.05)
+    return seen()
+
+
 def check_indicator(s, server, url):
     """Step 6: synced -> server killed -> offline (< 60 s), a change waits -> synced."""
     app.step("indicator: %r" % indicator(s, "synced", 30, "connected after start"))
+    app.step("tray: %r" % tray_line("Synced "))
     t0 = time.monotonic()
     server.kill()
     server.wait()
@@ -113,6 +130,8 @@ def check_indicator(s, server, url):
     text = s.wait_until(lambda: (lambda v: v[0] == "offline" and "waiting" in v[1] and v[1])(
         s.execute(SYNC_JS)), timeout=30, message="the offline change counted as waiting")
     app.step("an event made offline waits in the outbox: %r" % text)
+    app.step("tray: %r" % tray_line("Offline since "))
+    assert "waiting" in tray_line("Offline since "), "the tray counts what waits"
     t0 = time.monotonic()
     server, again = start_server(url[len("ws://"):])
     assert again == url, (again, url)
@@ -124,11 +143,13 @@ def check_indicator(s, server, url):
         server.kill()
         raise
     app.step("server back on %s: %r %.2f s later" % (url, text, time.monotonic() - t0))
+    assert "waiting" not in tray_line("Synced "), "the tray's line follows"
     return server
 
 
 def main():
     notifyd = nc.start_server(app.LOG)
+    tray = trayctl.start_host(app.TRAY_LOG)
     server, url = start_server()
     drv = None
     try:
@@ -168,6 +189,7 @@ def main():
         server.kill()
         server.wait()
         nc.stop_server(notifyd)
+        nc.stop_server(tray)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 //! The sync indicator: the live connection's state (`kairos_sync`'s
 //! [`LinkState`], pushed by the host) as the status bar and the tray show
 //! it. The shell hands each new state to [`App::set_sync`] and forwards
-//! what it returns; the words of the tray's tooltip are made here too, so
-//! the shell decides nothing.
+//! what it returns; the tray's words (its tooltip, and a line in its menu:
+//! Linux's AppIndicator shows no tooltip) are made here too, so the shell
+//! decides nothing.
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
@@ -47,11 +48,19 @@ impl App {
         self.sync.clone()
     }
 
-    /// The tray icon's tooltip: "Kairos", then the sync state when the
-    /// database is paired (times in the display zone).
+    /// The tray's line about sync ("Synced 09:05", "Offline since 09:05
+    /// (3 waiting)", "Sync error: …"), times in the display zone; `None`
+    /// when the database is not paired.
+    #[must_use]
+    pub fn tray_sync_line(&self, now: DateTime<Utc>) -> Option<String> {
+        line(&self.sync, self.display_tz(), now)
+    }
+
+    /// The tray icon's tooltip: "Kairos", and the sync line when paired.
     #[must_use]
     pub fn tray_tooltip(&self, now: DateTime<Utc>) -> String {
-        tooltip(&self.sync, self.display_tz(), now)
+        self.tray_sync_line(now)
+            .map_or_else(|| "Kairos".into(), |l| format!("Kairos — {l}"))
     }
 }
 
@@ -68,29 +77,34 @@ fn clock(instant: Option<&str>, tz: Tz, now: DateTime<Utc>) -> String {
     }
 }
 
-/// What [`App::tray_tooltip`] says.
-#[must_use]
-pub(crate) fn tooltip(s: &SyncStatus, tz: Tz, now: DateTime<Utc>) -> String {
+/// Longest reason the tray shows (a menu item is one line).
+const MAX_REASON: usize = 80;
+
+/// What [`App::tray_sync_line`] says.
+fn line(s: &SyncStatus, tz: Tz, now: DateTime<Utc>) -> Option<String> {
     let waiting = if s.waiting > 0 {
         format!(" ({} waiting)", s.waiting)
     } else {
         String::new()
     };
     let reason = s.reason.as_deref().unwrap_or("unknown");
-    let line = match s.state {
-        SyncState::Off => return "Kairos".into(),
-        SyncState::Syncing => format!("syncing…{waiting}"),
+    let reason = match reason.char_indices().nth(MAX_REASON) {
+        Some((cut, _)) => format!("{}…", &reason[..cut]),
+        None => reason.to_owned(),
+    };
+    Some(match s.state {
+        SyncState::Off => return None,
+        SyncState::Syncing => format!("Syncing…{waiting}"),
         SyncState::Synced => match s.last_sync_at {
-            Some(_) => format!("synced {}", clock(s.last_sync_at.as_deref(), tz, now)),
-            None => "synced".into(),
+            Some(_) => format!("Synced {}", clock(s.last_sync_at.as_deref(), tz, now)),
+            None => "Synced".into(),
         },
         SyncState::Offline => format!(
-            "offline since {}{waiting}",
+            "Offline since {}{waiting}",
             clock(s.since.as_deref(), tz, now)
         ),
-        SyncState::Error => format!("sync error: {reason}{waiting}"),
-    };
-    format!("Kairos — {line}")
+        SyncState::Error => format!("Sync error: {reason}{waiting}"),
+    })
 }
 
 #[cfg(test)]
@@ -135,29 +149,43 @@ mod tests {
     }
 
     #[test]
-    fn the_tooltip_gives_times_in_the_display_zone_and_what_waits() {
+    fn the_tray_line_gives_times_in_the_display_zone_and_what_waits() {
         let tz: Tz = "Europe/Berlin".parse().expect("zone");
         let now = at("2026-12-06T12:00:00Z");
-        let show = |phase, outbox| tooltip(&SyncStatus::from(&link(phase, outbox)), tz, now);
-        assert_eq!(show(Phase::NotPaired, 0), "Kairos");
-        assert_eq!(show(Phase::Connected, 0), "Kairos — synced 09:05");
-        assert_eq!(show(Phase::Connecting, 0), "Kairos — syncing…");
+        let show = |phase, outbox| {
+            line(&SyncStatus::from(&link(phase, outbox)), tz, now).unwrap_or_else(|| "-".into())
+        };
+        assert_eq!(show(Phase::NotPaired, 0), "-");
+        assert_eq!(show(Phase::Connected, 0), "Synced 09:05");
+        assert_eq!(show(Phase::Connecting, 0), "Syncing…");
         let since = at("2026-12-05T20:30:00Z");
         let offline = Phase::Offline {
             since,
             reason: "x".into(),
         };
-        assert_eq!(
-            show(offline, 4),
-            "Kairos — offline since Sat 21:30 (4 waiting)"
-        );
+        assert_eq!(show(offline, 4), "Offline since Sat 21:30 (4 waiting)");
         let refused = Phase::Error {
             since,
             reason: "refused (HTTP 401): device revoked".into(),
         };
         assert_eq!(
             show(refused, 0),
-            "Kairos — sync error: refused (HTTP 401): device revoked"
+            "Sync error: refused (HTTP 401): device revoked"
         );
+        let long = Phase::Error {
+            since,
+            reason: "é".repeat(200),
+        };
+        assert_eq!(show(long, 0).chars().count(), "Sync error: ".len() + 81);
+    }
+
+    #[test]
+    fn the_tooltip_is_the_name_then_the_line() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let now = at("2026-12-06T12:00:00Z");
+        let mut app = App::open(&dir.path().join("k.db"), "Europe/Berlin", now).expect("open");
+        assert_eq!(app.tray_tooltip(now), "Kairos");
+        app.set_sync(&link(Phase::Connected, 0));
+        assert_eq!(app.tray_tooltip(now), "Kairos — Synced 09:05");
     }
 }
