@@ -114,7 +114,9 @@ def settings(path, **over):
                   "ON CONFLICT (k) DO UPDATE SET v = excluded.v", (json.dumps(s),))
 
 
-def shoot(base_db, name, actions, offset=0, **over):
+def shoot(base_db, name, actions, offset=0, crop=None, **over):
+    """Launches the app on a copy of base_db with settings `over`, runs the
+    actions and saves the window (or crop(session) -> (x, y, w, h) of it)."""
     work = tempfile.mkdtemp(prefix="kairos-shot-")
     db = os.path.join(work, "kairos.db")
     shutil.copy(base_db, db)
@@ -130,12 +132,12 @@ def shoot(base_db, name, actions, offset=0, **over):
         s.execute_async("const done = arguments[arguments.length - 1];"
                         "requestAnimationFrame(() => requestAnimationFrame(() => done(1)));")
         path = os.path.join(OUT, name)
-        grab(path)
+        grab(path, region=crop(s) if crop else None)
         print("screenshots: " + path, flush=True)
     shutil.rmtree(work, ignore_errors=True)
 
 
-def grab(path, width=1200, height=800):
+def grab(path, width=1200, height=800, region=None):
     """The app's window as the X server shows it. Not WebDriver's screenshot:
     with the webview's hardware acceleration off (the app's default) WebKit's
     automation snapshot never answers (measured with WebKitGTK 2.50.6), while
@@ -148,6 +150,9 @@ def grab(path, width=1200, height=800):
                                     min(height, root.get_height()))
     if pb is None:
         raise RuntimeError("could not read the X screen")
+    if region:
+        x, y, w, h = region
+        pb = pb.new_subpixbuf(x, y, min(w, pb.get_width() - x), min(h, pb.get_height() - y))
     pb.savev(path, "png", [], [])
 
 

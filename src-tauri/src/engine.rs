@@ -7,15 +7,17 @@
 //! The shell listens to the host's events, one path for every change: a
 //! round fired (the reminder window lists them), the database changed under
 //! it (the CLI, another device), a reminder acknowledged elsewhere (its
-//! notification is closed).
+//! notification is closed). The live sync connection's state goes, as it
+//! changes, to the app (status bar event, tray tooltip) from here alone.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use kairos_app::shown::ShownIds;
 use kairos_engine::engine::{Config, EngineEvent};
-use kairos_host::{Host, Options};
+use kairos_host::{Host, LinkState, Options};
 use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::watch;
 
 use crate::notifier::{self, DesktopChannel};
 use crate::state::Shared;
@@ -77,9 +79,18 @@ fn run(shared: &Arc<Shared>, db: PathBuf) -> anyhow::Result<()> {
         }),
     })?;
     let mut events = host.subscribe();
+    let mut sync = host.sync_state();
+    let mut sync_open = true;
     rt.block_on(async {
+        forward_sync(shared, &mut sync).await;
         loop {
             tokio::select! {
+                // Ends when no live connection runs (not paired, or it
+                // stopped): the last state stays shown.
+                changed = sync.changed(), if sync_open => match changed {
+                    Ok(()) => forward_sync(shared, &mut sync).await,
+                    Err(_) => sync_open = false,
+                },
                 event = events.recv() => match event {
                     // A fired round is handled by `on_fired` (once per round).
                     Ok(EngineEvent::Fired { .. }) => {}
@@ -116,4 +127,12 @@ fn compact(s: &Shared, shown: &Mutex<ShownIds>) {
         let mut app = s.lock();
         shown.compact(|k| app.store().get(k).ok().flatten().map(|i| i.state));
     }
+}
+
+/// Hands the host's current sync state to the app, the UI and the tray.
+async fn forward_sync(shared: &Arc<Shared>, sync: &mut watch::Receiver<LinkState>) {
+    let state = sync.borrow_and_update().clone();
+    let s = Arc::clone(shared);
+    // The app's lock and the tray's store read: on the blocking pool.
+    let _ = tokio::task::spawn_blocking(move || s.sync_changed(&state)).await;
 }

@@ -139,6 +139,14 @@ impl Shared {
         crate::tray::refresh(self);
     }
 
+    /// The sync connection's state changed: the app keeps it (for
+    /// `app_status`), the UI and the tray's tooltip are told.
+    pub fn sync_changed(self: &Arc<Self>, state: &kairos_host::LinkState) {
+        let status = self.lock().set_sync(state);
+        let _ = self.handle.emit(events::SYNC_CHANGED, status);
+        crate::tray::refresh(self);
+    }
+
     /// Brings the main window to the front (making it if it was closed)
     /// and shows `intent` in it.
     pub fn show_main(&self, intent: Option<crate::window::Intent>) {

@@ -1,6 +1,8 @@
 //! The tray: keeps Kairos (and its reminders) running with the window
 //! closed. Menu: open, the next reminders, pause pop-ups for an hour or
-//! until tomorrow (do-not-disturb), resume, quit.
+//! until tomorrow (do-not-disturb), resume, quit. How sync is doing
+//! (synced at, offline since, error, changes waiting) is a line of the menu
+//! and the tooltip (which Linux's AppIndicator does not show).
 
 use std::sync::Arc;
 
@@ -20,7 +22,7 @@ fn local(t: &str) -> String {
         .unwrap_or_else(|_| t.to_owned())
 }
 
-fn menu(h: &AppHandle, st: Option<&AppStatus>) -> tauri::Result<Menu<Wry>> {
+fn menu(h: &AppHandle, st: Option<&AppStatus>, sync: Option<&str>) -> tauri::Result<Menu<Wry>> {
     let open = MenuItem::with_id(h, "open", "Open Kairos", true, None::<&str>)?;
     let reminders = MenuItem::with_id(h, "reminders", "Reminders…", true, None::<&str>)?;
     let next = Submenu::with_id(h, "next", "Next reminders", true)?;
@@ -61,7 +63,7 @@ fn menu(h: &AppHandle, st: Option<&AppStatus>) -> tauri::Result<Menu<Wry>> {
     )?;
     let quit = MenuItem::with_id(h, "quit", "Quit Kairos", true, None::<&str>)?;
     let sep = || PredefinedMenuItem::separator(h);
-    Menu::with_items(
+    let m = Menu::with_items(
         h,
         &[
             &open,
@@ -73,9 +75,14 @@ fn menu(h: &AppHandle, st: Option<&AppStatus>) -> tauri::Result<Menu<Wry>> {
             &tomorrow,
             &resume,
             &sep()?,
-            &quit,
         ],
-    )
+    )?;
+    if let Some(line) = sync {
+        m.append(&MenuItem::with_id(h, "sync", line, false, None::<&str>)?)?;
+        m.append(&sep()?)?;
+    }
+    m.append(&quit)?;
+    Ok(m)
 }
 
 /// Creates the tray icon.
@@ -87,7 +94,7 @@ pub fn create(h: &AppHandle) -> tauri::Result<()> {
     TrayIconBuilder::with_id(TRAY)
         .icon(icon)
         .tooltip("Kairos")
-        .menu(&menu(h, None)?)
+        .menu(&menu(h, None, None)?)
         .on_menu_event(|h, e| {
             let Some(s) = h.try_state::<Arc<Shared>>().map(|s| Arc::clone(&s)) else {
                 return;
@@ -117,14 +124,25 @@ fn pause(s: &Arc<Shared>, p: Pause) {
     s.reminders_changed();
 }
 
-/// Rebuilds the menu from the current status (next reminders, pause).
+/// Rebuilds the menu from the current status (next reminders, pause) and
+/// sets the tooltip (sync).
 pub fn refresh(s: &Arc<Shared>) {
     let now = s.now();
-    let st = s.lock().app_status(now).ok();
+    let (st, line, tip) = {
+        let app = s.lock();
+        (
+            app.app_status(now).ok(),
+            app.tray_sync_line(now),
+            app.tray_tooltip(now),
+        )
+    };
     let h = s.handle.clone();
     let _ = s.handle.run_on_main_thread(move || {
-        if let (Some(tray), Ok(m)) = (h.tray_by_id(TRAY), menu(&h, st.as_ref())) {
-            let _ = tray.set_menu(Some(m));
+        if let Some(tray) = h.tray_by_id(TRAY) {
+            if let Ok(m) = menu(&h, st.as_ref(), line.as_deref()) {
+                let _ = tray.set_menu(Some(m));
+            }
+            let _ = tray.set_tooltip(Some(tip));
         }
     });
 }

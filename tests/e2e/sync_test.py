@@ -11,7 +11,13 @@
 4. `kairos dismiss KEY` on the CLI device -> the app closes that
    notification (CloseNotification), pushed, never polled;
 5. the app's database records the reminder as acknowledged by the other
-   device.
+   device;
+6. the status bar's sync indicator (read from the DOM through the
+   WebDriver session): "synced" from the start; the server is killed ->
+   "offline" within 60 s; an event made in the app meanwhile waits in the
+   outbox and the indicator counts it; the server restarted on the same
+   port -> "synced" again with nothing waiting. The tray's menu (through
+   the fake StatusNotifierWatcher) has the same line each time.
 
 Run under one session bus and one X display (tests/e2e/run_app_test.sh
 sync_test.py APP): KAIROS_BIN and KAIROS_SERVER_BIN name the CLI and the
@@ -30,6 +36,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import app_test as app  # noqa: E402  (its launch/env helpers; main() does not run)
 import notifyctl as nc  # noqa: E402
+import trayctl  # noqa: E402
 
 BIN_DIR = os.path.dirname(app.APP)
 KAIROS = os.environ.get("KAIROS_BIN", os.path.join(BIN_DIR, "kairos"))
@@ -45,8 +52,8 @@ def kairos(db, *args):
     return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
 
 
-def start_server():
-    proc = subprocess.Popen([SERVER, "--data", DATA, "--listen", "127.0.0.1:0"],
+def start_server(listen="127.0.0.1:0"):
+    proc = subprocess.Popen([SERVER, "--data", DATA, "--listen", listen],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     got = {}
 
@@ -83,8 +90,66 @@ def state(key):
     return row and row[0]
 
 
+SYNC_JS = ("const e = document.querySelector('#status-sync');"
+           "return e ? [e.dataset.state, e.textContent] : ['hidden', ''];")
+
+
+def indicator(s, state, timeout, why):
+    """Waits until the status bar's sync indicator is in `state`; returns its text."""
+    got = s.wait_until(lambda: (lambda v: v[0] == state and v)(s.execute(SYNC_JS)), timeout=timeout,
+                       message="sync indicator %r (%s)" % (state, why))
+    return got[1]
+
+
+def tray_line(prefix, timeout=20):
+    """Waits until the tray menu has an item starting with `prefix`; returns it."""
+    found = {}
+
+    def seen():
+        found["items"] = trayctl.Menu(app.TRAY_LOG).items()
+        return next((k for k in found["items"] if k.startswith(prefix)), None)
+    deadline = time.monotonic() + timeout
+    while not seen():
+        assert time.monotonic() < deadline, "no tray item %r in %s" % (prefix, sorted(found["items"]))
+        time.sleep(0.05)
+    return seen()
+
+
+def check_indicator(s, server, url):
+    """Step 6: synced -> server killed -> offline (< 60 s), a change waits -> synced."""
+    app.step("indicator: %r" % indicator(s, "synced", 30, "connected after start"))
+    app.step("tray: %r" % tray_line("Synced "))
+    t0 = time.monotonic()
+    server.kill()
+    server.wait()
+    text = indicator(s, "offline", 60, "within 60 s of the server's death")
+    assert text.startswith("Offline since "), text
+    app.step("server killed: the indicator said %r %.2f s later" % (text, time.monotonic() - t0))
+    start = time.time() + 3600
+    app.create_event(s, "Made offline", start, 5)
+    text = s.wait_until(lambda: (lambda v: v[0] == "offline" and "waiting" in v[1] and v[1])(
+        s.execute(SYNC_JS)), timeout=30, message="the offline change counted as waiting")
+    app.step("an event made offline waits in the outbox: %r" % text)
+    app.step("tray: %r" % tray_line("Offline since "))
+    assert "waiting" in tray_line("Offline since "), "the tray counts what waits"
+    t0 = time.monotonic()
+    server, again = start_server(url[len("ws://"):])
+    assert again == url, (again, url)
+    try:
+        # The client retries with backoff of at most 30 s (+25 % jitter).
+        text = indicator(s, "synced", 60, "after the server came back on the same port")
+        assert "waiting" not in text, text
+    except BaseException:
+        server.kill()
+        raise
+    app.step("server back on %s: %r %.2f s later" % (url, text, time.monotonic() - t0))
+    assert "waiting" not in tray_line("Synced "), "the tray's line follows"
+    return server
+
+
 def main():
     notifyd = nc.start_server(app.LOG)
+    tray = trayctl.start_host(app.TRAY_LOG)
     server, url = start_server()
     drv = None
     try:
@@ -95,7 +160,8 @@ def main():
         assert desk["device"] != laptop["device"], (desk, laptop)
 
         drv, s = app.launch(0)
-        app.step("app up on the paired database; importing on the CLI device")
+        app.step("app up on the paired database: %r" % indicator(s, "synced", 30, "after start"))
+        app.step("importing on the CLI device")
         start = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(seconds=20)
         path = os.path.join(app.WORK, "standup.ics")
         with open(path, "w") as f:
@@ -113,6 +179,7 @@ def main():
         app.step("dismissed on the CLI device: the app closed the notification %.2f s later"
                  % (time.monotonic() - t0))
         app.until(lambda: state(key) == "acknowledged", 10, "acknowledged in the app's database")
+        server = check_indicator(s, server, url)
         app.step("PASS")
     finally:
         if drv is not None:
@@ -122,6 +189,7 @@ def main():
         server.kill()
         server.wait()
         nc.stop_server(notifyd)
+        nc.stop_server(tray)
 
 
 if __name__ == "__main__":

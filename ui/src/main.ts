@@ -3,11 +3,11 @@
  * reminders panel and the status bar, wired to the backend through `ipc`.
  */
 import "./style/app.css";
-import { api, EVENTS, onEvent, type EventRef } from "./ipc";
+import { api, EVENTS, onEvent, type EventRef, type SyncStatus } from "./ipc";
 import { nowWall, toDateStr, toMinuteStr } from "./lib/dates";
 import { explain } from "./lib/errors";
 import { resolveLang, setLang, t, type Key } from "./i18n";
-import { eventsChanged, loadCalendars, loadShown, loadStatus, state, subscribe, withScope } from "./state";
+import { eventsChanged, loadCalendars, loadShown, loadStatus, setSync, state, subscribe, withScope } from "./state";
 import { CalendarView, VIEWS, type ViewName } from "./ui/calendar-view";
 import { h, toast } from "./ui/dom";
 import { editEvent, newEvent } from "./ui/editor";
@@ -149,6 +149,7 @@ async function boot(): Promise<void> {
       void loadStatus().catch(() => undefined);
     }),
     onEvent<EventRef>(EVENTS.openEvent, (ref) => void editEvent(ref)),
+    onEvent<SyncStatus>(EVENTS.syncChanged, setSync),
   ]);
   // Listening now: the shell sends what it made this window for (the
   // reminder panel, an event), which would have been lost before this.

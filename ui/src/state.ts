@@ -2,7 +2,7 @@
  * What the whole UI shares: settings, status, calendars, shown reminders,
  * loaded from the backend and pushed to whoever listens.
  */
-import { api, type AppStatus, type CalendarInfo, type Settings, type ShownReminder } from "./ipc";
+import { api, type AppStatus, type CalendarInfo, type Settings, type ShownReminder, type SyncStatus } from "./ipc";
 
 export interface State {
   settings: Settings;
@@ -35,6 +35,7 @@ export const state: State = {
     paused_until: null,
     next: [],
     shown: 0,
+    sync: { state: "off", last_sync_at: null, since: null, reason: null, waiting: 0 },
   },
   calendars: [],
   shown: [],
@@ -85,6 +86,12 @@ export function setSettings(s: Settings): void {
 
 export async function loadStatus(): Promise<void> {
   state.status = await api.app_status();
+  publish("status");
+}
+
+/** The shell pushed the sync connection's new state. */
+export function setSync(s: SyncStatus): void {
+  state.status = { ...state.status, sync: s };
   publish("status");
 }
 

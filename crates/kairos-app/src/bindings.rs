@@ -78,6 +78,8 @@ pub fn typescript() -> String {
         QuietHours::decl(&cfg),
         NotifierState::decl(&cfg),
         AppStatus::decl(&cfg),
+        SyncStatus::decl(&cfg),
+        SyncState::decl(&cfg),
         Pause::decl(&cfg),
         TaskMark::decl(&cfg),
         TaskItem::decl(&cfg),
@@ -95,6 +97,7 @@ pub fn typescript() -> String {
         ("dataChanged", events::DATA_CHANGED),
         ("openEvent", events::OPEN_EVENT),
         ("showReminders", events::SHOW_REMINDERS),
+        ("syncChanged", events::SYNC_CHANGED),
     ] {
         out.push_str(&format!("  {k}: \"{v}\",\n"));
     }

@@ -33,6 +33,7 @@ mod reminders;
 mod service;
 mod settings;
 pub mod shown;
+mod sync_status;
 mod task_edit;
 mod tasks;
 mod views;

@@ -211,6 +211,7 @@ impl App {
             paused_until: self.paused_until(now)?.map(rfc),
             next: self.upcoming(now, 5)?,
             shown: u32::try_from(self.shown_reminders(now)?.len()).unwrap_or(u32::MAX),
+            sync: self.sync.clone(),
         })
     }
 }

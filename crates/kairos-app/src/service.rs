@@ -12,7 +12,7 @@ use kairos_store::{CalendarId, CalendarSettings, Store};
 
 use crate::api::{
     ApiError, DeleteEvent, EventDetail, EventDraft, EventRef, ExportIcs, ImportIcs, ImportSummary,
-    MoveEvent, NotifierState, SaveEvent, Scope, Settings,
+    MoveEvent, NotifierState, SaveEvent, Scope, Settings, SyncStatus,
 };
 use crate::convert::{date, fmt_date, fmt_minute, instant, rid_when, wall, wall_in, zone};
 use crate::edit::{self, draft_of, event_of, shift_exceptions, until_before, without};
@@ -32,6 +32,8 @@ pub struct App {
     pub(crate) horizon: Duration,
     /// Set by the shell after probing the notification service.
     pub notifier: NotifierState,
+    /// Set by the shell from the host's sync state ([`App::set_sync`]).
+    pub(crate) sync: SyncStatus,
     uid_seq: u64,
 }
 
@@ -51,6 +53,7 @@ impl App {
             settings: crate::settings::defaults(),
             horizon: kairos_engine::engine::Config::default().horizon,
             notifier: NotifierState::Unavailable,
+            sync: SyncStatus::off(),
             uid_seq: 0,
         };
         app.settings = app.load_settings()?;

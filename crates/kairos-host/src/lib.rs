@@ -17,7 +17,9 @@
 //! 5. on a paired database, the live sync connection on a thread of its own
 //!    (only the lock holder holds it): what it applies wakes the engine,
 //!    acknowledgements from other devices withdraw what is shown here, and
-//!    a local change (the notice, [`Host::changed`]) is pushed at once.
+//!    a local change (the notice, [`Host::changed`]) is pushed at once;
+//!    its state (connected, offline since, refused, the outbox's length)
+//!    is published as it changes ([`Host::sync_state`]).
 //!
 //! What happened reaches the host by one path: [`Host::subscribe`] (the
 //! engine's [`EngineEvent`]s, plus [`EngineEvent::Changed`] when the
@@ -38,6 +40,7 @@ use kairos_engine::engine::{
 };
 use kairos_engine::platform::changed::Listener;
 use kairos_store::{Store, StoreError};
+pub use kairos_sync::{LinkState, Phase};
 use tokio::sync::{Notify, broadcast, oneshot, watch};
 
 mod sync;
@@ -99,6 +102,8 @@ pub struct Host {
     notices: NoticeSender,
     events: broadcast::Receiver<EngineEvent>,
     sync: Option<sync::Link>,
+    /// The live connection's state ([`Phase::NotPaired`] when none runs).
+    sync_state: watch::Receiver<LinkState>,
     /// Turns true when the engine thread ends (stopped or failed).
     ended: watch::Receiver<bool>,
 }
@@ -180,6 +185,7 @@ impl Host {
             }
             Err(_) => return Err(join(engine).err().unwrap_or(HostError::Gone)),
         };
+        let (state, sync_state) = watch::channel(LinkState::not_paired());
         let mut host = Self {
             engine: Some(engine),
             shutdown: Some(shutdown),
@@ -187,6 +193,7 @@ impl Host {
             notices,
             events,
             sync: None,
+            sync_state,
             ended,
         };
         if sync {
@@ -195,7 +202,7 @@ impl Host {
                 floating,
                 horizon,
             };
-            host.sync = sync::Link::start(&db, applier, &host.wake, &host.notices)?;
+            host.sync = sync::Link::start(&db, applier, &host.wake, &host.notices, state)?;
         }
         Ok(host)
     }
@@ -223,6 +230,15 @@ impl Host {
     #[must_use]
     pub fn syncing(&self) -> bool {
         self.sync.is_some()
+    }
+
+    /// The live sync connection's state, pushed as it changes: connecting,
+    /// connected (with the last sync), offline since, refused, and how many
+    /// local changes wait in the outbox. [`Phase::NotPaired`] on a database
+    /// that is not paired (it stays so until the host is restarted).
+    #[must_use]
+    pub fn sync_state(&self) -> watch::Receiver<LinkState> {
+        self.sync_state.clone()
     }
 
     /// Completes when the engine thread has ended on its own (it failed:

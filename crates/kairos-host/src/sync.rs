@@ -6,6 +6,7 @@ use std::thread::JoinHandle;
 
 use kairos_engine::engine::{EngineEvent, Notice, NoticeSender};
 use kairos_store::Store;
+use kairos_sync::LinkState;
 use tokio::sync::watch;
 
 use super::{HostError, Waker};
@@ -23,6 +24,7 @@ impl Link {
         applier: kairos_sync::Applier,
         wake: &Waker,
         notices: &NoticeSender,
+        state: watch::Sender<LinkState>,
     ) -> Result<Option<Self>, HostError> {
         let store = Store::open(db)?;
         if kairos_engine::sync::identity(&store)?.is_none() {
@@ -50,6 +52,7 @@ impl Link {
                 }
             }),
             stop: stopped,
+            state,
         };
         let thread = kairos_sync::live::spawn(live)?;
         Ok(Some(Self { stop, thread }))

@@ -140,7 +140,22 @@ pub(crate) async fn send(ws: &mut Ws, msg: &ClientMsg) -> Result<(), SyncError> 
 
 /// The next message, within `wait`.
 pub(crate) async fn recv(ws: &mut Ws, wait: Duration) -> Result<ServerMsg, SyncError> {
-    let deadline = tokio::time::Instant::now() + wait;
+    recv_with(ws, wait, false).await
+}
+
+/// The next message on an idle live session: it may be long in coming, but
+/// any frame (the server's pings every 30 s) proves the connection alive
+/// and restarts the wait; `silence` with nothing at all means it is dead.
+pub(crate) async fn recv_live(ws: &mut Ws, silence: Duration) -> Result<ServerMsg, SyncError> {
+    recv_with(ws, silence, true).await
+}
+
+async fn recv_with(
+    ws: &mut Ws,
+    wait: Duration,
+    alive_on_any: bool,
+) -> Result<ServerMsg, SyncError> {
+    let mut deadline = tokio::time::Instant::now() + wait;
     loop {
         let next = tokio::time::timeout_at(deadline, ws.next())
             .await
@@ -180,7 +195,11 @@ pub(crate) async fn recv(ws: &mut Ws, wait: Duration) -> Result<ServerMsg, SyncE
                 });
                 return Err(SyncError::Closed { code, reason });
             }
-            Some(Ok(_)) => {}
+            Some(Ok(_)) => {
+                if alive_on_any {
+                    deadline = tokio::time::Instant::now() + wait;
+                }
+            }
         }
     }
 }

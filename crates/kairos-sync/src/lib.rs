@@ -6,7 +6,9 @@
 //! It owns the connection and nothing else: what an op *means* is
 //! `kairos-engine`'s ([`kairos_engine::sync`]), what is on the wire is
 //! `kairos-proto`'s. The store is blocking, so the live client runs on its
-//! own thread with its own runtime ([`live::spawn`]).
+//! own thread with its own runtime ([`live::spawn`]), and publishes what
+//! it is doing ([`LinkState`]: connecting, connected, offline since,
+//! refused; the outbox's length) on a `watch` for hosts to show.
 //!
 //! The cursor is the truth; a live push is a fast path: every session
 //! starts with a catch-up from the cursor, so a device that missed pushes
@@ -16,6 +18,7 @@ pub mod commands;
 mod conn;
 pub mod live;
 mod session;
+pub mod state;
 
 use kairos_engine::engine::EngineError;
 use kairos_store::StoreError;
@@ -23,6 +26,7 @@ use kairos_store::StoreError;
 pub use commands::{Status, devices, join, leave, now, pair, push_outbox, revoke, status};
 pub use conn::{CA_META, Tls};
 pub use session::Applier;
+pub use state::{LinkState, Phase};
 
 /// Why a sync step failed.
 #[derive(Debug, thiserror::Error)]

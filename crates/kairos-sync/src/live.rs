@@ -2,6 +2,7 @@
 //! applying ops the moment they arrive and pushing local changes as soon
 //! as they are made; on any failure it reconnects with exponential backoff
 //! and jitter (0.5 s doubling to 30 s, ±25 %), catching up from the cursor.
+//! Its [`LinkState`] is published on a `watch` as it changes.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use tokio::sync::{Notify, watch};
 use crate::SyncError;
 use crate::conn::{self, Tls};
 use crate::session::{Applier, Session, note_error};
+use crate::state::{LinkState, Publisher};
 
 /// Longest wait between reconnection attempts.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
@@ -23,6 +25,10 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
 pub const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 /// The outbox is looked at this often even when nobody says it changed.
 pub const OUTBOX_RECHECK: Duration = Duration::from_secs(30);
+/// An open session from which nothing at all arrived this long is taken
+/// for dead: the server pings every 30 s (`docs/sync-protocol.md`), so a
+/// network that vanished without a close is noticed within this.
+pub const SILENCE: Duration = Duration::from_secs(45);
 
 /// What the live client needs.
 pub struct Live {
@@ -38,6 +44,8 @@ pub struct Live {
     pub on_applied: Box<dyn FnMut(Applied) + Send>,
     /// Becomes true to stop.
     pub stop: watch::Receiver<bool>,
+    /// Where the connection's state is published (see [`LinkState`]).
+    pub state: watch::Sender<LinkState>,
 }
 
 /// Runs [`run`] on a thread of its own with its own runtime (the store is
@@ -71,25 +79,37 @@ fn jitter(seed: &mut u64) -> f64 {
 }
 
 /// Keeps a session open until `stop`, reconnecting after failures.
-pub async fn run(mut live: Live) {
+pub async fn run(live: Live) {
+    let state = Publisher(live.state.clone());
+    run_published(live, &state).await;
+    state.stopped();
+}
+
+async fn run_published(mut live: Live, state: &Publisher) {
     let mut store = match Store::open(&live.db) {
         Ok(s) => s,
         Err(e) => {
+            let e = SyncError::from(e);
             eprintln!("kairos: sync: {e}");
+            state.failed(&e, live.applier.clock.now(), None);
             return;
         }
     };
+    state.load(&store);
     let mut seed = u64::from(std::process::id())
         ^ u64::try_from(live.applier.clock.now().timestamp_micros()).unwrap_or(1)
         | 1;
     let mut backoff = FIRST_BACKOFF;
     while !*live.stop.borrow() {
-        let outcome = session(&mut store, &mut live).await;
+        state.connecting();
+        let outcome = session(&mut store, &mut live, state).await;
         let _ = store.meta_set(keys::CONNECTED, "0");
         match outcome {
             Ok(()) => return,
             Err(e) => {
-                note_error(&mut store, &e, live.applier.clock.now());
+                let now = live.applier.clock.now();
+                note_error(&mut store, &e, now);
+                state.failed(&e, now, Some(&store));
                 eprintln!("kairos: sync: {e}");
                 if matches!(e, SyncError::NotPaired) {
                     return;
@@ -103,15 +123,21 @@ pub async fn run(mut live: Live) {
         }
         let wait = backoff.mul_f64(jitter(&mut seed));
         backoff = (backoff * 2).min(MAX_BACKOFF);
-        tokio::select! {
-            () = tokio::time::sleep(wait) => {}
-            _ = live.stop.changed() => return,
+        let until = tokio::time::Instant::now() + wait;
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep_until(until) => break,
+                _ = live.stop.changed() => return,
+                // A change made while offline: it waits in the outbox, and
+                // the count shown says so (the next session pushes it).
+                () = live.outbox.notified() => state.recount(&store),
+            }
         }
     }
 }
 
 /// One session: catch up, push, then live until it breaks or `stop`.
-async fn session(store: &mut Store, live: &mut Live) -> Result<(), SyncError> {
+async fn session(store: &mut Store, live: &mut Live, state: &Publisher) -> Result<(), SyncError> {
     let id = esync::identity(store)?.ok_or(SyncError::NotPaired)?;
     let applier = live.applier.clone();
     // `stop` ends the opening at any await too: a server that never
@@ -137,25 +163,34 @@ async fn session(store: &mut Store, live: &mut Live) -> Result<(), SyncError> {
         tx.meta_set(keys::CONNECTED, "1")?;
         tx.meta_set(keys::LAST_SYNC_AT, &applier.clock.now().to_rfc3339())
     })?;
+    state.connected(applier.clock.now(), store);
     let mut recheck = tokio::time::interval(OUTBOX_RECHECK);
     loop {
+        let mut pushed = 0;
         tokio::select! {
-            msg = conn::recv(&mut s.ws, Duration::from_secs(24 * 3600)) => {
+            msg = conn::recv_live(&mut s.ws, SILENCE) => {
                 match msg? {
-                    ServerMsg::Ops { ops, .. } => on_applied(applier.apply(store, &ops)?),
+                    ServerMsg::Ops { ops, .. } => {
+                        on_applied(applier.apply(store, &ops)?);
+                        state.synced(applier.clock.now(), store);
+                    }
                     other => return Err(SyncError::Protocol(format!("unexpected live message: {other:?}"))),
                 }
             }
             () = live.outbox.notified() => {
-                s.push_outbox(store, &applier, &mut |a| on_applied(a), &mut 0).await?;
+                state.recount(store);
+                s.push_outbox(store, &applier, &mut |a| on_applied(a), &mut pushed).await?;
             }
             _ = recheck.tick() => {
-                s.push_outbox(store, &applier, &mut |a| on_applied(a), &mut 0).await?;
+                s.push_outbox(store, &applier, &mut |a| on_applied(a), &mut pushed).await?;
             }
             _ = live.stop.changed() => {
                 conn::close(&mut s.ws).await;
                 return Ok(());
             }
+        }
+        if pushed > 0 {
+            state.synced(applier.clock.now(), store);
         }
     }
 }

@@ -500,7 +500,37 @@ next: Array<UpcomingReminder>,
 /**
  * Reminders fired and not yet dismissed.
  */
-shown: number, };
+shown: number, 
+/**
+ * The sync connection.
+ */
+sync: SyncStatus, };
+
+export type SyncStatus = { 
+/**
+ * Where the connection is.
+ */
+state: SyncState, 
+/**
+ * Last time this device and the server agreed (this run or an
+ * earlier one), instant; `null` if never.
+ */
+last_sync_at: string | null, 
+/**
+ * `offline` / `error`: since when, instant.
+ */
+since: string | null, 
+/**
+ * `offline` / `error`: why, one line (the server's words when it
+ * refused).
+ */
+reason: string | null, 
+/**
+ * Local changes waiting in the outbox to be sent.
+ */
+waiting: number, };
+
+export type SyncState = "off" | "syncing" | "synced" | "offline" | "error";
 
 export type Pause = "hour" | "until_tomorrow" | "off";
 
@@ -547,6 +577,7 @@ export const EVENTS = {
   dataChanged: "kairos://data-changed",
   openEvent: "kairos://open-event",
   showReminders: "kairos://show-reminders",
+  syncChanged: "kairos://sync-changed",
 } as const;
 
 export function makeCommands(invoke: Invoke) {

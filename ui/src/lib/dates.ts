@@ -147,6 +147,25 @@ export function formatInstant(s: string, tz: string | null, locale: string): str
   }
 }
 
+/**
+ * An instant as a time of day in `tz` (the status bar's "synced 14:05"),
+ * with a short weekday when it is not on `now`'s day there: `HH:MM` where
+ * the locale counts 24 hours (`09:05` in en-GB and zh-CN), `9:05 AM` where
+ * it counts 12.
+ */
+export function formatClock(s: string, tz: string | null, locale: string, now: Date = new Date()): string {
+  const d = new Date(s);
+  if (Number.isNaN(d.getTime())) return s;
+  const sameDay = toDateStr(nowWall(tz, d)) === toDateStr(nowWall(tz, now));
+  const h12 = /h1[12]/.test(new Intl.DateTimeFormat(locale, { hour: "numeric" }).resolvedOptions().hourCycle ?? "");
+  const opts: Intl.DateTimeFormatOptions = { hour: h12 ? "numeric" : "2-digit", minute: "2-digit", ...(sameDay ? {} : { weekday: "short" }) };
+  try {
+    return d.toLocaleString(locale, tz ? { ...opts, timeZone: tz } : opts);
+  } catch {
+    return d.toLocaleString(locale, opts);
+  }
+}
+
 /** The last day of an all-day span from its exclusive end (at least `start`). */
 export function lastDayOf(start: string, exclusiveEnd: string): string {
   const last = addDays(exclusiveEnd.slice(0, 10), -1);

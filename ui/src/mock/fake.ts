@@ -6,7 +6,8 @@
  */
 import type {
   ApiError, AppStatus, CalendarInfo, CalendarInput, DeleteEvent, EventDraft, EventRef, ExportIcs, ImportIcs,
-  MoveEvent, OccurrenceView, Occurrences, RangeQuery, SaveEvent, Settings, ShownReminder, SnoozeRequest, TaskItem,
+  MoveEvent, OccurrenceView, Occurrences, RangeQuery, SaveEvent, Settings, ShownReminder, SnoozeRequest, SyncStatus,
+  TaskItem,
 } from "../ipc/bindings";
 import { addDays, addMinutes, isLastWeekdayOfMonth, nowWall, parseWall, toDateStr, toMinuteStr, toWallStr, weekdayCode } from "../lib/dates";
 import { capPerDay, perDayError } from "./per-day";
@@ -52,6 +53,8 @@ export class FakeBackend {
   events: StoredEvent[];
   shown: ShownReminder[];
   pausedUntil: string | null = null;
+  /** What `app_status` says of sync (a test changes it and emits `kairos://sync-changed`). */
+  sync: SyncStatus = { state: "synced", last_sync_at: new Date(Date.now() - 4 * 60_000).toISOString(), since: null, reason: null, waiting: 0 };
   readonly calls: Call[] = [];
   /** What the "shell" does when the UI says it listens (`ui_ready`). */
   onReady: (() => null) | null = null;
@@ -121,6 +124,7 @@ export class FakeBackend {
       paused_until: this.pausedUntil,
       next: [{ key: "dentist/0", title: "Dentist", trigger: new Date(Date.now() + 3 * 3600_000).toISOString() }],
       shown: this.shown.length,
+      sync: clone(this.sync),
     };
   }
 

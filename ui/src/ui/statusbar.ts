@@ -1,7 +1,8 @@
-/** The status bar: display zone, next reminder, do-not-disturb, notifier state. */
+/** The status bar: display zone, next reminder, do-not-disturb, notifier state, sync. */
 import { api } from "../ipc";
 import { formatInstant } from "../lib/dates";
 import { explain } from "../lib/errors";
+import { syncView } from "../lib/sync";
 import { locale, t } from "../i18n";
 import { state, subscribe, loadStatus } from "../state";
 import { h, option, toast } from "./dom";
@@ -44,7 +45,14 @@ export function statusBar(): HTMLElement {
       parts.push(sel);
     }
     if (s.notifier !== "actions") {
-      parts.push(h("span", { id: "status-notifier", class: "warn" }, t(s.notifier === "no_actions" ? "st.noActions" : "st.unavailable")));
+      const text = t(s.notifier === "no_actions" ? "st.noActions" : "st.unavailable");
+      parts.push(h("span", { id: "status-notifier", class: "warn", title: text }, text));
+    }
+    const sync = syncView(s.sync, tz, locale());
+    if (sync) {
+      parts.push(
+        h("span", { id: "status-sync", class: `sync sync-${sync.tone}`, "data-state": s.sync.state, title: sync.title }, h("span", { class: "sync-dot", "aria-hidden": "true" }), sync.text),
+      );
     }
     el.replaceChildren(...parts.filter((p): p is HTMLElement => p !== null));
   };

@@ -14,8 +14,10 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 mod calendars;
+mod sync;
 mod tasks;
 pub use calendars::{CalendarInfo, CalendarInput};
+pub use sync::{SyncState, SyncStatus};
 pub use tasks::{TaskItem, TaskMark};
 
 /// An error as it crosses IPC: what kind, and a message for a person.
@@ -385,6 +387,8 @@ pub struct AppStatus {
     pub next: Vec<UpcomingReminder>,
     /// Reminders fired and not yet dismissed.
     pub shown: u32,
+    /// The sync connection.
+    pub sync: SyncStatus,
 }
 
 /// Pause pop-ups (do-not-disturb).
@@ -409,4 +413,6 @@ pub mod events {
     pub const OPEN_EVENT: &str = "kairos://open-event";
     /// Show the reminder list (no payload).
     pub const SHOW_REMINDERS: &str = "kairos://show-reminders";
+    /// The sync connection's state changed (a `SyncStatus`).
+    pub const SYNC_CHANGED: &str = "kairos://sync-changed";
 }

@@ -11,7 +11,7 @@ use chrono::Utc;
 use kairos_engine::channel::{Channel, Delivery, Reminder};
 use kairos_engine::clock::SystemClock;
 use kairos_engine::engine::{Config, EngineEvent};
-use kairos_host::{Host, HostError, Options, Waker};
+use kairos_host::{Host, HostError, Options, Phase, Waker};
 use kairos_store::{NewInstance, State, Store};
 
 /// Hands each key it is given to the test.
@@ -80,6 +80,7 @@ fn a_second_host_on_one_database_is_refused_naming_the_first() {
         other => panic!("a second host started: {:?}", other.err()),
     }
     assert!(!first.syncing(), "not paired: no live connection");
+    assert_eq!(first.sync_state().borrow().phase, Phase::NotPaired);
     first.stop().expect("stops cleanly");
     let (again, _rx3) = start(&db, &Waker::default());
     again

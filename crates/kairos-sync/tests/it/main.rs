@@ -9,4 +9,5 @@ mod live;
 mod outbox;
 mod pairing;
 mod protocol;
+mod state;
 mod support;

@@ -16,7 +16,7 @@ use kairos_engine::sync::Identity;
 use kairos_engine::sync::apply::Applied;
 use kairos_store::{State, Store};
 use kairos_sync::live::{self, Live};
-use kairos_sync::{Applier, SyncError, Tls};
+use kairos_sync::{Applier, LinkState, SyncError, Tls};
 use tokio::sync::{Notify, watch};
 
 /// How long any one expected event may take before the test fails.
@@ -83,6 +83,11 @@ impl Server {
     /// Stops the server, then starts it again on the same port and data.
     pub fn restart(&mut self) {
         self.stop();
+        self.resume();
+    }
+
+    /// Starts a stopped server again on the same port and data.
+    pub fn resume(&mut self) {
         let (_, running) = launch(&self.data, self.addr);
         self.running = Some(running);
     }
@@ -279,6 +284,8 @@ pub struct LiveClient {
     thread: Option<std::thread::JoinHandle<()>>,
     /// What a local change notifies (push now).
     pub outbox: Arc<Notify>,
+    /// The state it publishes.
+    pub state: watch::Receiver<LinkState>,
 }
 
 impl LiveClient {
@@ -286,6 +293,7 @@ impl LiveClient {
         let (stop, stop_rx) = watch::channel(false);
         let (tx, applied) = mpsc::channel();
         let outbox = Arc::new(Notify::new());
+        let (state_tx, state) = watch::channel(LinkState::not_paired());
         let thread = live::spawn(Live {
             db: device.db.clone(),
             applier: device.applier(),
@@ -295,6 +303,7 @@ impl LiveClient {
                 let _ = tx.send(a);
             }),
             stop: stop_rx,
+            state: state_tx,
         })
         .unwrap();
         Self {
@@ -302,6 +311,27 @@ impl LiveClient {
             applied,
             thread: Some(thread),
             outbox,
+            state,
+        }
+    }
+
+    /// Waits (at most `bound`) until the published state satisfies `f`;
+    /// returns it.
+    pub async fn state_within(
+        &mut self,
+        bound: Duration,
+        what: &str,
+        f: impl FnMut(&LinkState) -> bool,
+    ) -> LinkState {
+        let got = tokio::time::timeout(bound, self.state.wait_for(f))
+            .await
+            .map(|r| r.map(|s| s.clone()));
+        match got {
+            Ok(Ok(s)) => s,
+            _ => panic!(
+                "no {what} within {bound:?}; last state {:?}",
+                *self.state.borrow()
+            ),
         }
     }
 
