@@ -244,11 +244,16 @@ impl Engine {
                 };
                 // Attempts a dead engine began and never finished (its
                 // journal, read by `recover`): maybe shown, so a repeat.
-                let unsure = names
-                    .iter()
-                    .filter(|n| in_doubt.remove(&(inst.key.clone(), (*n).clone())))
-                    .cloned()
-                    .collect();
+                // (Empty but after a crash: no allocation per reminder.)
+                let unsure = if in_doubt.is_empty() {
+                    Vec::new()
+                } else {
+                    names
+                        .iter()
+                        .filter(|n| in_doubt.remove(&(inst.key.clone(), (*n).clone())))
+                        .cloned()
+                        .collect()
+                };
                 claimed.push(Claimed {
                     inst,
                     lateness,
