@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use chrono::Duration;
 use kairos_app::api::{EventRef, NotifierState};
 use kairos_app::shown::ShownIds;
-use kairos_engine::channel::{Channel, Delivery, Reminder};
+use kairos_engine::channel::{Channel, Delivery, Reminder, Withdrawal};
 use kairos_store::State;
 use notify_rust::{Notification, NotificationHandle, NotificationResponse, Timeout};
 
@@ -99,6 +99,15 @@ fn body(r: &Reminder) -> String {
 impl Channel for DesktopChannel {
     fn name(&self) -> &'static str {
         "desktop"
+    }
+
+    /// Acknowledged on another device: its notification is closed here at
+    /// once, from the engine's own notice (the reminder window follows by
+    /// the host's `Withdrawn` event).
+    fn withdraw(&self, w: &Withdrawal) {
+        if let Some(h) = screen().remove(&w.key) {
+            tauri::async_runtime::spawn(async move { h.close_async().await });
+        }
     }
 
     fn deliver<'a>(&'a self, r: &'a Reminder) -> Delivery<'a> {
