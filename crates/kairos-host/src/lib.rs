@@ -15,7 +15,8 @@
 //!    second is refused with the first one's PID;
 //! 4. the engine over its own store connection, with the host's channels;
 //! 5. on a paired database, the live sync connection on a thread of its own
-//!    (only the lock holder holds it): what it applies wakes the engine,
+//!    (only the lock holder holds it; if it cannot start, that is reported
+//!    and the engine runs on: reminders never depend on sync): what it applies wakes the engine,
 //!    acknowledgements from other devices withdraw what is shown here, and
 //!    a local change (the notice, [`Host::changed`]) is pushed at once;
 //!    its state (connected, offline since, refused, the outbox's length)
@@ -202,7 +203,12 @@ impl Host {
                 floating,
                 horizon,
             };
-            host.sync = sync::Link::start(&db, applier, &host.wake, &host.notices, state)?;
+            match sync::Link::start(&db, applier, &host.wake, &host.notices, state) {
+                Ok(link) => host.sync = link,
+                // Reminders must not depend on sync: the engine runs on, and
+                // the state stays "not paired" (its sender is gone).
+                Err(e) => eprintln!("kairos: sync not started: {e}"),
+            }
         }
         Ok(host)
     }
