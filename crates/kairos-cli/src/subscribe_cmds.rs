@@ -152,13 +152,11 @@ pub fn run(db: &Path, cmd: Option<SubsCmd>, clock: Arc<dyn Clock>) -> Result<()>
                 .iter()
                 .filter(|d| matches!(d.outcome, Outcome::Failed(_)))
                 .count();
-            if done
+            let updated = done
                 .iter()
-                .any(|d| matches!(d.outcome, Outcome::Updated { .. }))
-            {
-                if let Some(note) = crate::sync_cmds::push_after_change(db, clock) {
-                    eprintln!("kairos: {note}");
-                }
+                .any(|d| matches!(d.outcome, Outcome::Updated { .. }));
+            if updated && let Some(note) = crate::sync_cmds::push_after_change(db, clock) {
+                eprintln!("kairos: {note}");
             }
             for d in &done {
                 println!("{}", line(d));
