@@ -56,23 +56,34 @@ pub fn spawn(r: Runner) -> std::io::Result<JoinHandle<()>> {
         .spawn(move || rt.block_on(run(r)))
 }
 
-async fn run(mut r: Runner) {
+async fn run(r: Runner) {
+    let mut stop = r.stop.clone();
     // Made on first need: a database without subscriptions costs nothing.
     let mut refresher: Option<Refresher> = None;
+    let mut store: Option<Store> = None;
     loop {
-        let wait = match round(&r, &mut refresher).await {
+        // A stop cancels a fetch in flight (a host must stop at once, not
+        // after a 60 s timeout). Cancelling is safe: what follows a fetch
+        // (the import and the subscription's row) has no await point.
+        let wait = tokio::select! {
+            w = round(&r, &mut store, &mut refresher) => w,
+            _ = stop.changed() => return,
+        };
+        let wait = match wait {
             Ok(wait) => wait,
             Err(e) => {
                 eprintln!("kairos: subscriptions: {e}");
+                // Open the database afresh next time.
+                store = None;
                 MAX_WAIT
             }
         };
         tokio::select! {
             () = tokio::time::sleep(wait) => {}
             () = r.wake.notified() => {}
-            _ = r.stop.changed() => {}
+            _ = stop.changed() => {}
         }
-        if *r.stop.borrow() {
+        if *stop.borrow() {
             return;
         }
     }
@@ -81,9 +92,15 @@ async fn run(mut r: Runner) {
 /// Refreshes what is due; returns how long to wait for the next.
 async fn round(
     r: &Runner,
+    slot: &mut Option<Store>,
     refresher: &mut Option<Refresher>,
 ) -> Result<std::time::Duration, crate::FeedError> {
-    let mut store = Store::open(&r.db)?;
+    if slot.is_none() {
+        *slot = Some(Store::open(&r.db)?);
+    }
+    let Some(store) = slot.as_mut() else {
+        return Ok(MAX_WAIT);
+    };
     let subs = store.read(|x| x.subscriptions())?;
     if subs.is_empty() {
         return Ok(MAX_WAIT);
@@ -98,7 +115,7 @@ async fn round(
             });
         }
         if let Some(f) = refresher.as_ref() {
-            let done = f.refresh_due(&mut store, now, false).await?;
+            let done = f.refresh_due(store, now, false).await?;
             for d in &done {
                 if let Outcome::Failed(e) = &d.outcome {
                     eprintln!("kairos: subscription {:?}: {e}", d.calendar);

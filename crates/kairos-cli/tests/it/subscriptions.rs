@@ -171,6 +171,9 @@ fn a_running_daemon_refreshes_a_due_feed_by_itself() {
         hits.recv_timeout(Duration::from_secs(5)).as_deref(),
         Ok("/f")
     );
+    let first_refresh =
+        ok_lines(&kairos(&db).arg("subscriptions").output().expect("run"))[0]["last_refresh"]
+            .clone();
     *reply.lock().expect("lock") = (200, cal(&[event("new", &start.to_string())]));
 
     // Two hours later (past the interval and its jitter) the daemon's own
@@ -180,7 +183,15 @@ fn a_running_daemon_refreshes_a_due_feed_by_itself() {
         hits.recv_timeout(Duration::from_secs(30)).as_deref(),
         Ok("/f")
     );
-    // SIGTERM: the host finishes the refresh in hand before it stops.
+    // The refresh is recorded right after the answer: wait for it (bounded).
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    let refreshed = || {
+        let list = ok_lines(&kairos(&db).arg("subscriptions").output().expect("run"));
+        list[0]["last_refresh"] != first_refresh
+    };
+    while !refreshed() && std::time::Instant::now() < until {
+        std::thread::yield_now();
+    }
     let pid = nix::unistd::Pid::from_raw(i32::try_from(d.child.id()).expect("pid"));
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("term");
     d.child.wait().expect("wait");

@@ -36,6 +36,8 @@ pub struct Server {
     pub requests: Arc<Mutex<Vec<Request>>>,
     pub hits: Arc<AtomicUsize>,
     pub sent: Arc<AtomicU64>,
+    /// Notified at each request.
+    pub hit: Arc<tokio::sync::Notify>,
 }
 
 impl Server {
@@ -48,12 +50,14 @@ impl Server {
             requests: Arc::default(),
             hits: Arc::default(),
             sent: Arc::default(),
+            hit: Arc::default(),
         };
-        let (h, reqs, hits, sent) = (
+        let (h, reqs, hits, sent, hit) = (
             server.handler.clone(),
             server.requests.clone(),
             server.hits.clone(),
             server.sent.clone(),
+            server.hit.clone(),
         );
         tokio::spawn(async move {
             loop {
@@ -61,8 +65,9 @@ impl Server {
                     return;
                 };
                 let (h, reqs, hits, sent) = (h.clone(), reqs.clone(), hits.clone(), sent.clone());
+                let hit = hit.clone();
                 tokio::spawn(async move {
-                    let _ = serve(sock, h, reqs, hits, sent).await;
+                    let _ = serve(sock, h, reqs, hits, sent, &hit).await;
                 });
             }
         });
@@ -93,6 +98,7 @@ async fn serve(
     reqs: Arc<Mutex<Vec<Request>>>,
     hits: Arc<AtomicUsize>,
     sent: Arc<AtomicU64>,
+    hit: &tokio::sync::Notify,
 ) -> std::io::Result<()> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
@@ -117,6 +123,7 @@ async fn serve(
     let req = Request { path, headers };
     hits.fetch_add(1, Ordering::SeqCst);
     reqs.lock().expect("lock").push(req.clone());
+    hit.notify_one();
     let handler = h.lock().expect("lock").clone();
     match handler(&req) {
         Reply::Full(status, headers, body) => {
