@@ -6,9 +6,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use crate::daemon::{kairos, start_with};
+use crate::daemon::kairos;
 use crate::ok_lines;
 
 fn event(uid: &str, start: &str) -> String {
@@ -150,6 +149,9 @@ fn subscribe_list_refresh_error_and_remove() {
 #[cfg(unix)]
 #[test]
 fn a_running_daemon_refreshes_a_due_feed_by_itself() {
+    use crate::daemon::start_with;
+    use std::time::Duration;
+
     let start = (chrono::Utc::now() + chrono::Duration::hours(6)).format("%Y%m%dT%H0000Z");
     let reply = Arc::new(Mutex::new((200, cal(&[event("old", &start.to_string())]))));
     let (base, hits) = serve(reply.clone());
