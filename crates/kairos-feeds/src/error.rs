@@ -16,6 +16,12 @@ pub enum FeedError {
         /// What is wrong.
         why: String,
     },
+    /// A refresh interval out of range.
+    #[error("refresh interval of {minutes} min is out of range (5 min to 7 days)")]
+    Every {
+        /// As asked, in minutes.
+        minutes: i64,
+    },
     /// The HTTP client could not be built.
     #[error("cannot start the HTTP client: {0}")]
     Client(String),

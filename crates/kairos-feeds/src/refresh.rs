@@ -61,12 +61,8 @@ pub struct Refresher {
 /// Out of range (the message names the bounds).
 pub fn check_every(every: Duration) -> Result<Duration, FeedError> {
     if every < MIN_EVERY || every > MAX_EVERY {
-        return Err(FeedError::Url {
-            url: String::new(),
-            why: format!(
-                "refresh interval {} min is out of range (5 min to 7 days)",
-                every.num_minutes()
-            ),
+        return Err(FeedError::Every {
+            minutes: every.num_minutes(),
         });
     }
     Ok(every)

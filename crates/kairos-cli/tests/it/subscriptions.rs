@@ -134,6 +134,14 @@ fn subscribe_list_refresh_error_and_remove() {
     assert_eq!(up.len(), 1, "the calendar kept its last good copy");
 
     let out = kairos(&db)
+        .args(["subscribe", &url, "--calendar", "T2", "--every", "1m"])
+        .output()
+        .expect("run");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "kairos: refresh interval of 1 min is out of range (5 min to 7 days)"
+    );
+    let out = kairos(&db)
         .args(["subscriptions", "remove", "Team"])
         .output()
         .expect("run");
