@@ -162,6 +162,8 @@ export const en = {
   "rem.snooze": "Snooze",
   "rem.dismiss": "Dismiss",
   "rem.dismissAll": "Dismiss all",
+  "rem.dismissHere": "Dismiss here only",
+  "rem.dismissHereHint": "Stops it on this device only: your other devices still remind you.",
   "rem.custom": "Custom…",
   "rem.customMinutes": "Minutes",
   "rem.badMinutes": "Enter 1 to 10080 minutes",

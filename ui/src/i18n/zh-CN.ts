@@ -164,6 +164,8 @@ export const zhCN: Record<keyof typeof en, string> = {
   "rem.snooze": "稍后提醒",
   "rem.dismiss": "关闭",
   "rem.dismissAll": "全部关闭",
+  "rem.dismissHere": "仅在此设备关闭",
+  "rem.dismissHereHint": "只在这台设备上关闭：你的其他设备仍会提醒。",
   "rem.custom": "自定义…",
   "rem.customMinutes": "分钟",
   "rem.badMinutes": "请输入 1 到 10080 分钟",

@@ -102,6 +102,7 @@ export class FakeBackend {
       case "shown_reminders": return clone(this.shown);
       case "snooze": return this.snooze(a("request"));
       case "dismiss": return this.dismiss(a("key"));
+      case "dismiss_here": return this.dismiss(a("key"));
       case "dismiss_all": return this.dismissAll();
       case "pause_reminders": return this.pause(a("pause"));
       case "time_zones": return [...ZONES];

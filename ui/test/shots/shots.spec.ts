@@ -68,6 +68,9 @@ test("screenshots", async () => {
   await dark.page.click('[data-view="month"]');
   await dark.page.click("#reminders-btn");
   await dark.page.screenshot({ path: join(DIR, "dark-month.png") });
+  await dark.page.waitForSelector(".reminder-row");
+  await dark.page.locator("#reminders-panel").screenshot({ path: join(DIR, "dark-reminders.png") });
+  await dark.page.click("#reminders-btn");
   await dark.page.click("#new-event");
   await dark.page.waitForSelector("#editor");
   await dark.page.fill("#ev-start", "2026-12-02T15:00");
@@ -78,6 +81,10 @@ test("screenshots", async () => {
 
   const zh = await open("lang=zh-CN");
   await zh.page.screenshot({ path: join(DIR, "zh-month.png") });
+  await zh.page.click("#reminders-btn");
+  await zh.page.waitForSelector(".reminder-row");
+  await zh.page.screenshot({ path: join(DIR, "zh-reminders.png") });
+  await zh.page.click("#reminders-btn");
   await zh.page.click("#new-event");
   await zh.page.waitForSelector("#editor");
   await zh.page.screenshot({ path: join(DIR, "zh-editor.png") });
