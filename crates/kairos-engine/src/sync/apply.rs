@@ -205,6 +205,24 @@ impl Ctx<'_, '_> {
                     tx.delete_calendar(c.id)?;
                 }
             }
+            Body::CalendarWork {
+                calendar,
+                week,
+                holidays,
+            } => {
+                let Some(cal) = self.calendar(calendar)? else {
+                    return Ok(Vec::new());
+                };
+                crate::workdays::set_in(
+                    tx,
+                    cal,
+                    *week,
+                    *holidays,
+                    self.now,
+                    self.until,
+                    self.floating,
+                )?;
+            }
             Body::SeriesPut { calendar, uid, ics } => {
                 let Some(comps) = self.components(uid, ics)? else {
                     return Ok(Vec::new());
@@ -221,9 +239,27 @@ impl Ctx<'_, '_> {
         Ok(Vec::new())
     }
 
-    /// Writes a series into calendar `cal_uid` (created under a stand-in
-    /// name when its `calendar.put` has not arrived yet, unless the
-    /// calendar was deleted: then only the register is kept).
+    /// Calendar `cal_uid`, created under a stand-in name when its
+    /// `calendar.put` has not arrived yet; `None` when the calendar was
+    /// deleted (then only the op's register is kept).
+    fn calendar(&self, cal_uid: &str) -> Result<Option<kairos_store::Calendar>, EngineError> {
+        let tx = self.tx;
+        if let Some(c) = tx.calendar_by_uid(cal_uid)? {
+            return Ok(Some(c));
+        }
+        let tomb = tx
+            .register(&format!("calendar/{cal_uid}"))?
+            .is_some_and(|r| r.deleted);
+        if tomb {
+            return Ok(None);
+        }
+        let short: String = cal_uid.chars().take(8).collect();
+        let id = tx.ensure_calendar_uid(cal_uid, &format!("Calendar {short}"), self.now)?;
+        Ok(tx.calendars()?.into_iter().find(|c| c.id == id))
+    }
+
+    /// Writes a series into calendar `cal_uid` (see [`Self::calendar`]; a
+    /// delete never creates one).
     fn write(
         &self,
         cal_uid: &str,
@@ -231,22 +267,12 @@ impl Ctx<'_, '_> {
         comps: &[Event],
     ) -> Result<Vec<Withdrawal>, EngineError> {
         let tx = self.tx;
-        let cal = match tx.calendar_by_uid(cal_uid)? {
-            Some(c) => c,
-            None => {
-                let tomb = tx
-                    .register(&format!("calendar/{cal_uid}"))?
-                    .is_some_and(|r| r.deleted);
-                if tomb || comps.is_empty() {
-                    return Ok(Vec::new());
-                }
-                let short: String = cal_uid.chars().take(8).collect();
-                let id = tx.ensure_calendar_uid(cal_uid, &format!("Calendar {short}"), self.now)?;
-                match tx.calendars()?.into_iter().find(|c| c.id == id) {
-                    Some(c) => c,
-                    None => return Ok(Vec::new()),
-                }
-            }
+        let known = tx.calendar_by_uid(cal_uid)?;
+        if known.is_none() && comps.is_empty() {
+            return Ok(Vec::new());
+        }
+        let Some(cal) = known.map_or_else(|| self.calendar(cal_uid), |c| Ok(Some(c)))? else {
+            return Ok(Vec::new());
         };
         let t = Target {
             cal_id: cal.id,
