@@ -28,6 +28,7 @@ mod calendars;
 mod convert;
 mod edit;
 mod error;
+mod history;
 mod policy;
 mod reminders;
 mod service;

@@ -272,7 +272,34 @@ draft: EventDraft,
 /**
  * Part of a recurring series (the editor then asks for a [`Scope`]).
  */
-recurring: boolean, };
+recurring: boolean, 
+/**
+ * Edits of the series that lost to another device's later edit,
+ * newest first (empty on a database that never synced).
+ */
+history: Array<LostEdit>, };
+
+export type LostEdit = { 
+/**
+ * When this device saw both versions (RFC 3339 UTC).
+ */
+at: string, 
+/**
+ * The device whose edit was replaced (a device id, `d_…`).
+ */
+lost: string, 
+/**
+ * The device whose later edit was kept.
+ */
+won: string, 
+/**
+ * The replaced edit was made on this device.
+ */
+lost_here: boolean, 
+/**
+ * The kept edit was made on this device.
+ */
+won_here: boolean, };
 
 export type SaveEvent = { 
 /**

@@ -35,6 +35,11 @@ test("screenshots", async () => {
   await page.waitForSelector("#editor");
   await page.screenshot({ path: join(DIR, "task-editor.png") });
   await page.keyboard.press("Escape");
+  await page.click('.fc-dayGridMonth-view [data-uid="design-review"]');
+  await page.waitForSelector("#editor #ev-history");
+  await page.locator("#ev-history").scrollIntoViewIfNeeded();
+  await page.locator("#editor").screenshot({ path: join(DIR, "event-history.png") });
+  await page.keyboard.press("Escape");
   await page.click("#reminders-btn");
   await page.waitForSelector(".reminder-row");
   await page.screenshot({ path: join(DIR, "reminders.png") });
@@ -81,6 +86,11 @@ test("screenshots", async () => {
 
   const zh = await open("lang=zh-CN");
   await zh.page.screenshot({ path: join(DIR, "zh-month.png") });
+  await zh.page.click('.fc-dayGridMonth-view [data-uid="design-review"]');
+  await zh.page.waitForSelector("#editor #ev-history");
+  await zh.page.locator("#ev-history").scrollIntoViewIfNeeded();
+  await zh.page.locator("#editor").screenshot({ path: join(DIR, "zh-event-history.png") });
+  await zh.page.keyboard.press("Escape");
   await zh.page.click("#reminders-btn");
   await zh.page.waitForSelector(".reminder-row");
   await zh.page.screenshot({ path: join(DIR, "zh-reminders.png") });

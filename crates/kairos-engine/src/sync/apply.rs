@@ -95,6 +95,22 @@ pub fn apply_remote(
     })
 }
 
+/// The audit note of a lost edit: `edit from LOSER lost to WINNER (… < …)`
+/// (what `kairos log` prints; [`read_conflict_note`] reads it back).
+fn conflict_note(loser: &str, winner: &str, lost: &Hlc, won: &Hlc) -> String {
+    format!("edit from {loser} lost to {winner} ({lost} < {won})")
+}
+
+/// The devices of a lost-edit note: `(loser, winner)`; `None` for any
+/// other note.
+#[must_use]
+pub fn read_conflict_note(reason: &str) -> Option<(&str, &str)> {
+    let rest = reason.strip_prefix("edit from ")?;
+    let (loser, rest) = rest.split_once(" lost to ")?;
+    let (winner, _) = rest.split_once(" (")?;
+    Some((loser, winner))
+}
+
 struct Ctx<'a, 't> {
     tx: &'a Tx<'t>,
     op: &'a Op,
@@ -179,10 +195,7 @@ impl Ctx<'_, '_> {
         } else {
             (&op.hlc, held_hlc)
         };
-        let reason = format!(
-            "edit from {} lost to {} ({loser} < {winner})",
-            loser.device, winner.device
-        );
+        let reason = conflict_note(&loser.device, &winner.device, loser, winner);
         self.tx.sync_note(entity, &reason, self.now)?;
         Ok(())
     }
