@@ -166,6 +166,7 @@ impl Session {
         let hello = ClientMsg::Hello {
             cursor,
             client: "sync-bench/0.1.0".into(),
+            features: Vec::new(),
         };
         send(&mut ws, &hello).await?;
         let wait = Duration::from_secs(60);
