@@ -58,13 +58,15 @@ pub fn clock(offset_secs: i64, offset_file: Option<&Path>) -> Result<Arc<dyn Clo
 
 /// `kairos import`: leniently by default (what cannot be read is skipped or
 /// repaired, each with a warning in the JSON it prints), or `strict`ly
-/// (all or nothing). Fails when nothing at all could be imported.
+/// (all or nothing). Fails when nothing at all could be imported. With
+/// `replace`, the file becomes the calendar's content (what it no longer
+/// has is deleted).
 pub fn import(
     db: &Path,
     file: &Path,
     calendar: Option<&str>,
     tz: Option<&str>,
-    strict: bool,
+    (strict, replace): (bool, bool),
     clock: Arc<dyn Clock>,
 ) -> Result<()> {
     let loaded = load(file, strict)?;
@@ -83,10 +85,16 @@ pub fn import(
         .unwrap_or_else(|| "default".to_owned());
     let floating = floating_zone(tz)?;
     let mut store = open(db)?;
-    let r = kairos_engine::import::import(
+    let mode = if replace {
+        kairos_engine::import::Mode::Replace
+    } else {
+        kairos_engine::import::Mode::Merge
+    };
+    let r = kairos_engine::import::import_with(
         &mut store,
         &name,
         &cal,
+        mode,
         clock.now(),
         Config::default().horizon,
         floating,
@@ -96,7 +104,7 @@ pub fn import(
     println!(
         "{}",
         json!({"calendar": name, "events": r.events, "changed": r.changed, "dropped": r.dropped,
-            "scheduled": r.scheduled, "warning_count": warnings.len(), "warnings": warnings})
+            "scheduled": r.scheduled, "deleted": r.deleted, "warning_count": warnings.len(), "warnings": warnings})
     );
     if let Some(note) = note {
         eprintln!("kairos: {note}");

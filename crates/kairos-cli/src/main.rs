@@ -5,6 +5,7 @@
 mod agenda;
 mod calendar_cmds;
 mod engine_cmds;
+mod subscribe_cmds;
 mod sync_cmds;
 mod task_cmds;
 mod upcoming_cmd;
@@ -65,6 +66,18 @@ enum Command {
         /// skip or repair what is wrong, with a warning each).
         #[arg(long)]
         strict: bool,
+        /// The file replaces the calendar's content: events no longer in
+        /// it are deleted (unchanged reminders keep their keys).
+        #[arg(long)]
+        replace: bool,
+    },
+    /// Subscribes a calendar to an ICS feed (http, https, webcal): fetched
+    /// now, then refreshed by a running daemon or the desktop app.
+    Subscribe(subscribe_cmds::SubscribeArgs),
+    /// The subscriptions (JSON lines); `refresh [NAME]`, `remove NAME`.
+    Subscriptions {
+        #[command(subcommand)]
+        cmd: Option<subscribe_cmds::SubsCmd>,
     },
     /// Deletes an event (every occurrence) from the database; on a paired
     /// database from the account's other devices too.
@@ -178,14 +191,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             calendar,
             tz,
             strict,
+            replace,
         } => engine_cmds::import(
             &db,
             &file,
             calendar.as_deref(),
             tz.as_deref(),
-            strict,
+            (strict, replace),
             clock,
         ),
+        Command::Subscribe(a) => subscribe_cmds::subscribe(&db, &a, clock),
+        Command::Subscriptions { cmd } => subscribe_cmds::run(&db, cmd, clock),
         Command::Delete { uid, calendar } => engine_cmds::delete(&db, &uid, &calendar, clock),
         Command::Upcoming { limit, until, tz } => {
             upcoming_cmd::upcoming(&db, limit, until.as_deref(), tz.as_deref(), clock)

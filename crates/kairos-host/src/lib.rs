@@ -20,7 +20,11 @@
 //!    acknowledgements from other devices withdraw what is shown here, and
 //!    a local change (the notice, [`Host::changed`]) is pushed at once;
 //!    its state (connected, offline since, refused, the outbox's length)
-//!    is published as it changes ([`Host::sync_state`]).
+//!    is published as it changes ([`Host::sync_state`]);
+//! 6. the ICS subscriptions' refresh loop ([`kairos_feeds::runner`]) on a
+//!    thread of its own: due feeds are fetched (jittered interval, backoff,
+//!    `Retry-After`); a refresh that changed a calendar wakes the engine,
+//!    pushes the outbox and is announced as [`EngineEvent::Changed`].
 //!
 //! What happened reaches the host by one path: [`Host::subscribe`] (the
 //! engine's [`EngineEvent`]s, plus [`EngineEvent::Changed`] when the
@@ -44,6 +48,7 @@ use kairos_store::{Store, StoreError};
 pub use kairos_sync::{LinkState, Phase};
 use tokio::sync::{Notify, broadcast, oneshot, watch};
 
+mod feeds;
 mod sync;
 
 /// What a host runs.
@@ -103,6 +108,7 @@ pub struct Host {
     notices: NoticeSender,
     events: broadcast::Receiver<EngineEvent>,
     sync: Option<sync::Link>,
+    feeds: Option<feeds::Feeds>,
     /// The live connection's state ([`Phase::NotPaired`] when none runs).
     sync_state: watch::Receiver<LinkState>,
     /// Turns true when the engine thread ends (stopped or failed).
@@ -115,6 +121,8 @@ pub struct Host {
 pub struct Waker {
     changed: Arc<Notify>,
     outbox: Arc<Notify>,
+    /// The subscriptions' loop looks again (a new subscription).
+    feeds: Arc<Notify>,
 }
 
 impl Waker {
@@ -123,6 +131,7 @@ impl Waker {
     pub fn wake(&self) {
         self.changed.notify_one();
         self.outbox.notify_one();
+        self.feeds.notify_one();
     }
 
     /// The database was changed by someone else: [`Waker::wake`], and tell
@@ -194,9 +203,11 @@ impl Host {
             notices,
             events,
             sync: None,
+            feeds: None,
             sync_state,
             ended,
         };
+        let feed_clock = Arc::clone(&clock);
         if sync {
             let applier = kairos_sync::Applier {
                 clock,
@@ -209,6 +220,18 @@ impl Host {
                 // the state stays "not paired" (its sender is gone).
                 Err(e) => eprintln!("kairos: sync not started: {e}"),
             }
+        }
+        // Like sync, subscriptions are not needed for reminders to fire.
+        match feeds::Feeds::start(
+            &db,
+            feed_clock,
+            floating,
+            horizon,
+            &host.wake,
+            &host.notices,
+        ) {
+            Ok(f) => host.feeds = Some(f),
+            Err(e) => eprintln!("kairos: subscriptions not refreshed: {e}"),
         }
         Ok(host)
     }
@@ -270,6 +293,9 @@ impl Host {
         }
         if let Some(link) = self.sync.take() {
             link.stop();
+        }
+        if let Some(feeds) = self.feeds.take() {
+            feeds.stop();
         }
         match self.engine.take() {
             Some(engine) => join(engine),

@@ -70,10 +70,10 @@ mod types;
 
 pub use error::{ErrorKind, Result, StoreError};
 pub use open::{APPLICATION_ID, Options, SCHEMA_VERSION};
-pub use sql::{Delivered, OutboxRow, Register};
+pub use sql::{Delivered, OutboxRow, RefreshResult, Register};
 pub use store::{Reader, Store, Tx};
 pub use sync::WalSync;
 pub use types::{
     AuditRow, Calendar, CalendarId, CalendarSettings, Delivery, Instance, Lease, NewInstance,
-    Outcome, Recorded, State, StoredEvent, WorkSettings,
+    Outcome, Recorded, State, StoredEvent, Subscription, WorkSettings,
 };

@@ -294,3 +294,30 @@ pub struct Lease {
     /// Valid until this instant (exclusive); renew well before.
     pub until: DateTime<Utc>,
 }
+
+/// A calendar that is an ICS feed (schema 0007).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subscription {
+    /// The calendar whose content the feed replaces.
+    pub calendar: CalendarId,
+    /// Its name.
+    pub name: String,
+    /// Where the feed is fetched (http or https).
+    pub url: String,
+    /// The chosen refresh interval, in seconds.
+    pub every_secs: i64,
+    /// `ETag` of the last good body.
+    pub etag: Option<String>,
+    /// `Last-Modified` of the last good body.
+    pub last_modified: Option<String>,
+    /// The last attempt, whatever its outcome.
+    pub last_refresh: Option<DateTime<Utc>>,
+    /// The last successful attempt (a body applied, or 304).
+    pub last_ok: Option<DateTime<Utc>>,
+    /// Why the last attempt failed (`None` after a success).
+    pub last_error: Option<String>,
+    /// Consecutive failed attempts.
+    pub failures: i64,
+    /// When the next refresh is due.
+    pub next_at: DateTime<Utc>,
+}

@@ -5,6 +5,7 @@
 mod clock_jump;
 mod daemon;
 mod import;
+mod subscriptions;
 mod sync;
 mod tasks;
 mod upcoming;

@@ -21,9 +21,11 @@ use kairos_store::{CalendarId, NewInstance, Store, StoreError, Tx};
 use crate::channel::Withdrawal;
 use crate::engine::EngineError;
 use crate::materialise::{CalendarLabel, Planned, fingerprint, plan_with};
-use crate::sync::{acks, record, series_text};
+use crate::sync::{acks, record};
 
+mod file;
 mod replace;
+pub use file::{Mode, import, import_with};
 pub(crate) use replace::replace;
 pub use replace::replace_series;
 
@@ -41,6 +43,9 @@ pub struct ImportReport {
     pub dropped: usize,
     /// Instances added.
     pub scheduled: usize,
+    /// Series deleted because the file no longer has them
+    /// ([`Mode::Replace`] only).
+    pub deleted: usize,
 }
 
 /// One component as stored: a `VEVENT` (or a task's `VTODO`) block of
@@ -261,77 +266,6 @@ fn calendar_named(
         )?;
         Ok((c.id, c.uid))
     })
-}
-
-/// Stores `cal`'s events under calendar `name` (created if needed) and
-/// schedules their reminders from `now` up to the materialisation horizon.
-/// Each series that changed is recorded for sync.
-///
-/// # Errors
-/// Store failures; the core's expansion limits.
-pub fn import(
-    store: &mut Store,
-    name: &str,
-    cal: &Calendar,
-    now: DateTime<Utc>,
-    horizon: Duration,
-    floating: Tz,
-) -> Result<ImportReport, EngineError> {
-    let (cal_id, cal_uid) = calendar_named(store, name, now)?;
-    let label = CalendarLabel {
-        uid: &cal_uid,
-        name,
-    };
-    let t = Target::of(store, cal_id, label, now, horizon, floating)?;
-    let planned = t.plan(cal, "(file)")?;
-    let mut report = ImportReport {
-        events: cal.events.len(),
-        ..ImportReport::default()
-    };
-    store.write(|tx| -> Result<(), EngineError> {
-        let mut changed_uids = BTreeSet::new();
-        for ev in &cal.events {
-            let rid = ev.recurrence_id.as_ref().map(rid_text).unwrap_or_default();
-            if tx.put_event(
-                cal_id,
-                &ev.uid,
-                &rid,
-                &component_text(ev),
-                fingerprint(ev),
-                now,
-            )? {
-                report.changed += 1;
-                changed_uids.insert(ev.uid.as_str());
-            }
-        }
-        let (dropped, scheduled) = reschedule(tx, cal_id, &changed_uids, &planned, now)?;
-        report.dropped = dropped;
-        report.scheduled = scheduled;
-        for uid in &changed_uids {
-            let comps: Vec<Event> = cal
-                .events
-                .iter()
-                .filter(|e| e.uid == *uid)
-                .cloned()
-                .collect();
-            crate::tasks::settle_closed(tx, cal_id, &comps, t.floating, now)?;
-        }
-        if !changed_uids.is_empty() && crate::workdays::is_holidays(tx, cal_id)? {
-            crate::workdays::replan_all(tx, now, t.until, t.floating)?;
-        }
-        tx.meta_set(MATERIALISED_UNTIL, &t.until.to_rfc3339())?;
-        for uid in changed_uids {
-            let stored = tx.series_events(cal_id, uid)?;
-            let body = Body::SeriesPut {
-                calendar: cal_uid.clone(),
-                uid: uid.to_owned(),
-                ics: series_text(stored.iter().map(|e| &e.ics)),
-            };
-            record(tx, body, now)?;
-        }
-        Ok(())
-    })?;
-    Ok(report)
 }
 
 /// Drops the pending instances of `uids` and inserts their planned ones

@@ -72,6 +72,7 @@ pub(crate) fn replace(
         changed: comps.len(),
         dropped,
         scheduled,
+        deleted: usize::from(comps.is_empty()),
     };
     Ok((report, withdrawals))
 }

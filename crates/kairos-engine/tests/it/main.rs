@@ -7,6 +7,7 @@ mod edits;
 mod engine;
 mod escalation;
 mod preview;
+mod replace;
 mod support;
 mod sync;
 mod tasks;

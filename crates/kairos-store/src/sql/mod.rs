@@ -7,6 +7,7 @@ mod calendars;
 mod events;
 mod instances;
 mod meta;
+mod subscriptions;
 mod sync_log;
 mod worktime;
 
@@ -17,6 +18,7 @@ use rusqlite::types::Type;
 use crate::types::State;
 
 pub use batch::Delivered;
+pub use subscriptions::RefreshResult;
 pub use sync_log::{OutboxRow, Register};
 
 /// Times are stored as unix milliseconds (sub-millisecond parts are dropped).
