@@ -102,6 +102,12 @@ bench-chaos: deps
 	$(CARGO) build --release -p kairos-cli --locked
 	$(CARGO) run --release -p kairos-bench --bin chaos-bench --locked -- --kairos $(TARGET)/release/kairos
 
+## Subscriptions (issue #19): CPU per no-change (304) refresh against a
+## local HTTP server.
+.PHONY: bench-feeds
+bench-feeds:
+	$(CARGO) run --release -p kairos-bench --bin feed-bench --locked
+
 ## Desktop app (issue #4): start-up to first view, idle CPU (window open and
 ## closed to the tray), RSS with 10,000 events, sizes of the release binary and
 ## of the .deb (npm @tauri-apps/cli). Installs xdotool from Debian if missing.
