@@ -6,6 +6,7 @@ mod editing;
 mod keys;
 mod reminders;
 mod settings;
+mod sync;
 mod tasks;
 mod views;
 
