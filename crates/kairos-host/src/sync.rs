@@ -133,15 +133,20 @@ fn refresh(setup: &Setup, store: &Store, link: &mut Option<Link>, running: &Atom
     }
     if let Some(old) = link.take() {
         old.stop();
+        // Not running before the state says so: a subscriber that sees
+        // "not paired" finds `syncing()` false too.
+        running.store(false, Ordering::SeqCst);
         setup.state.send_replace(LinkState::not_paired());
     }
     if let Some(id) = id {
         match Link::start(&setup.db, id, setup, store) {
-            Ok(l) => *link = Some(l),
+            Ok(l) => {
+                *link = Some(l);
+                running.store(true, Ordering::SeqCst);
+            }
             Err(e) => eprintln!("kairos: sync not started: {e}"),
         }
     }
-    running.store(link.is_some(), Ordering::SeqCst);
 }
 
 fn same_identity(a: &Identity, b: &Identity) -> bool {
