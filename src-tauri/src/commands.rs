@@ -8,9 +8,9 @@ use std::sync::Arc;
 use kairos_app::SyncAccounts;
 use kairos_app::api::{
     ApiError, AppStatus, CalendarInfo, CalendarInput, DeleteEvent, DeviceView, EventDetail,
-    EventDraft, EventRef, ExportIcs, ImportIcs, ImportSummary, JoinRequest, MoveEvent,
-    Occurrences, PairingCode, Pause, RangeQuery, SaveEvent, Settings, ShownReminder,
-    SnoozeRequest, SyncAccount, TaskItem, events,
+    EventDraft, EventRef, ExportIcs, ImportIcs, ImportSummary, JoinRequest, MoveEvent, Occurrences,
+    PairingCode, Pause, RangeQuery, SaveEvent, Settings, ShownReminder, SnoozeRequest, SyncAccount,
+    TaskItem, events,
 };
 use tauri::{Emitter, State};
 use tauri_plugin_autostart::ManagerExt;
@@ -189,8 +189,8 @@ async fn sync_call<T: Send + 'static>(
         let accounts = me.lock().sync_accounts();
         f(&accounts, me.now())
     })
-        .await
-        .map_err(|e| ApiError::internal(format!("command failed: {e}")))?
+    .await
+    .map_err(|e| ApiError::internal(format!("command failed: {e}")))?
 }
 
 #[tauri::command(rename_all = "snake_case")]
