@@ -12,7 +12,8 @@ import { explain } from "../lib/errors";
 import { locale, t, type Key } from "../i18n";
 import { field, h, toast } from "./dom";
 
-const SYNC_KINDS: readonly ErrorKind[] = [
+/** The error kinds of sync requests, each worded in `sync.err.<kind>`. */
+export const SYNC_KINDS: readonly ErrorKind[] = [
   "sync_bad_url", "sync_unreachable", "sync_timeout", "sync_tls", "sync_not_kairos", "sync_version",
   "sync_code_wrong", "sync_code_used", "sync_code_expired", "sync_revoked", "sync_not_paired",
   "sync_already_paired", "sync_server",

@@ -130,6 +130,15 @@ test("paired: add a device shows a code, its expiry and a QR; revoke asks first;
   await page.close();
 });
 
+test("the status bar's sync indicator opens Settings → Sync", async () => {
+  const { page } = await open();
+  await page.click("#status-sync");
+  await page.waitForSelector('#sync-panel[data-state="paired"]');
+  expect(await page.getAttribute("#set-tab-sync", "aria-selected")).toBe("true");
+  expect(await page.isVisible("#set-general")).toBe(false);
+  await page.close();
+});
+
 test("leave with the server unreachable offers to leave anyway; a revoked device is told so", async () => {
   const { page } = await open();
   await failNext(page, "sync_devices", { kind: "sync_revoked", message: "refused (HTTP 401): device revoked" });
