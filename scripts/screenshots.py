@@ -8,6 +8,7 @@ Builds a demo database relative to today (events this week, one reminder
 that fell due while "the app was closed" so the reminder window has a
 missed row), then for each shot launches the app through WebKitWebDriver
 with the settings it needs (theme, language) and saves the webview as PNG.
+`SHOTS_ONLY=reminders.png,reminders-dark.png` takes only the shots named.
 Look at every PNG before committing: a screenshot nobody looked at proves
 nothing.
 """
@@ -117,6 +118,9 @@ def settings(path, **over):
 def shoot(base_db, name, actions, offset=0, crop=None, **over):
     """Launches the app on a copy of base_db with settings `over`, runs the
     actions and saves the window (or crop(session) -> (x, y, w, h) of it)."""
+    only = os.environ.get("SHOTS_ONLY")
+    if only and name not in only.split(","):
+        return
     work = tempfile.mkdtemp(prefix="kairos-shot-")
     db = os.path.join(work, "kairos.db")
     shutil.copy(base_db, db)
@@ -179,9 +183,11 @@ def main():
     shoot(db, "month.png", [click('[data-view="month"]')])
     shoot(db, "week.png", [week])
     shoot(db, "editor.png", [week, open_event, lambda s: s.wait_for("#ev-title")])
-    shoot(db, "reminders.png", [ensure_panel, lambda s: s.wait_until(
-        lambda: s.execute("return document.querySelectorAll('.reminder-row').length") > 0, timeout=20)],
-        offset=600)
+    listed = [ensure_panel, lambda s: s.wait_until(
+        lambda: s.execute("return document.querySelectorAll('.reminder-row').length") > 0, timeout=20)]
+    shoot(db, "reminders.png", listed, offset=600)
+    shoot(db, "reminders-dark.png", listed, offset=600, theme="dark")
+    shoot(db, "reminders-zh-CN.png", listed, offset=600, language="zh-CN")
     shoot(db, "dark.png", [week], theme="dark")
     shoot(db, "zh-CN.png", [click('[data-view="month"]')], language="zh-CN")
     shutil.rmtree(base, ignore_errors=True)

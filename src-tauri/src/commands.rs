@@ -136,6 +136,14 @@ pub async fn dismiss(s: S<'_>, key: String) -> R<()> {
     Ok(())
 }
 
+/// "Dismiss here only": acknowledged on this device, not synced.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn dismiss_here(s: S<'_>, key: String) -> R<()> {
+    s.call(move |a, now| a.dismiss_here(&key, now)).await?;
+    s.reminders_changed();
+    Ok(())
+}
+
 #[tauri::command(rename_all = "snake_case")]
 pub async fn dismiss_all(s: S<'_>) -> R<u32> {
     let n = s.call(|a, now| a.dismiss_all(now)).await?;
@@ -252,6 +260,7 @@ macro_rules! handler {
             commands::shown_reminders,
             commands::snooze,
             commands::dismiss,
+            commands::dismiss_here,
             commands::dismiss_all,
             commands::pause_reminders,
             commands::time_zones,

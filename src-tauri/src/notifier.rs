@@ -1,5 +1,6 @@
 //! The desktop channel: a fired reminder becomes an OS notification (XDG
-//! D-Bus, via notify-rust) with Snooze and Dismiss buttons, and a row in the
+//! D-Bus, via notify-rust) with Snooze and Dismiss buttons (and "Dismiss
+//! here only" where the server shows a third), and a row in the
 //! in-app reminder window. Where the notification service is missing, shows
 //! no buttons, or pop-ups are paused, the reminder window comes forward
 //! instead. A notification whose reminder was dismissed or snoozed
@@ -51,9 +52,49 @@ pub fn probe() -> NotifierState {
     }
 }
 
+/// Notification servers known to show a third action (as a button, or in
+/// a menu of every action). The XDG spec has no capability that says how
+/// many actions a server shows, so "Dismiss here only" is offered only
+/// where the server is known to show it; elsewhere the notification keeps
+/// Snooze and Dismiss and the reminder window has the third button.
+/// GNOME Shell shows up to three buttons ("default" is the click, not a
+/// button); dunst, mako and swaync list every action in a menu;
+/// xfce4-notifyd shows them all; `kairos-fake-notifyd` is the e2e tests'.
+const SHOWS_THREE_ACTIONS: &[&str] = &[
+    "gnome-shell",
+    "dunst",
+    "mako",
+    "swaync",
+    "xfce4-notifyd",
+    "kairos-fake-notifyd",
+];
+
+/// Whether a server with these capabilities and this name shows "Dismiss
+/// here only" beside Snooze and Dismiss.
+fn offers_here_only(caps: &[String], server: &str) -> bool {
+    caps.iter().any(|c| c == "actions")
+        && SHOWS_THREE_ACTIONS
+            .iter()
+            .any(|s| s.eq_ignore_ascii_case(server.trim()))
+}
+
+/// Asks the server (a D-Bus round trip; the engine's thread calls it once).
+fn probe_here_only() -> bool {
+    match (
+        notify_rust::get_capabilities(),
+        notify_rust::get_server_information(),
+    ) {
+        (Ok(caps), Ok(info)) => offers_here_only(&caps, &info.name),
+        _ => false,
+    }
+}
+
 /// The channel the embedded engine delivers to.
 pub struct DesktopChannel {
     shared: Arc<Shared>,
+    /// The server shows a third action: notifications offer "Dismiss here
+    /// only" (see [`SHOWS_THREE_ACTIONS`]).
+    here_only: bool,
     /// The ids of the notifications shown, by key, also on disk: what a
     /// repeat after a crash replaces. Shared with the engine loop, which
     /// compacts it after commits (see `engine`); never locked across an
@@ -65,11 +106,13 @@ pub struct DesktopChannel {
 }
 
 impl DesktopChannel {
-    /// A channel for this app, remembering ids in `shown`.
+    /// A channel for this app, remembering ids in `shown`. Asks the
+    /// notification server what it shows (call it off the UI thread).
     #[must_use]
     pub fn new(shared: Arc<Shared>, shown: Arc<Mutex<ShownIds>>, servers: Servers) -> Self {
         Self {
             shared,
+            here_only: probe_here_only(),
             shown,
             servers,
         }
@@ -135,6 +178,9 @@ impl Channel for DesktopChannel {
                 n.action("default", "Open")
                     .action("snooze", &snooze)
                     .action("dismiss", "Dismiss");
+                if self.here_only {
+                    n.action("dismiss_here", "Dismiss here only");
+                }
             }
             // A repeat (the engine was killed while this very delivery was
             // in flight) may already be on screen: the server replaces the
@@ -213,6 +259,9 @@ async fn answer(s: Arc<Shared>, key: String, uid: String, handle: Arc<Notificati
             Some(NotificationResponse::Action(a)) if a == "dismiss" => {
                 app.dismiss(&k, now).map(|()| true)
             }
+            Some(NotificationResponse::Action(a)) if a == "dismiss_here" => {
+                app.dismiss_here(&k, now).map(|()| true)
+            }
             Some(NotificationResponse::Action(a)) if a == "snooze" => {
                 let len = s2.snooze_override.unwrap_or_else(|| {
                     Duration::minutes(i64::from(
@@ -266,5 +315,26 @@ pub fn reconcile(s: &Arc<Shared>) {
         if let Some(h) = screen().remove(&k) {
             tauri::async_runtime::spawn(async move { h.close_async().await });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::offers_here_only;
+
+    fn caps(c: &[&str]) -> Vec<String> {
+        c.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn here_only_is_offered_only_where_a_third_action_shows() {
+        let with = caps(&["actions", "body"]);
+        assert!(offers_here_only(&with, "dunst"));
+        assert!(offers_here_only(&with, "gnome-shell"));
+        assert!(offers_here_only(&with, "kairos-fake-notifyd"));
+        // No buttons at all, or a server not known to show three.
+        assert!(!offers_here_only(&caps(&["body"]), "dunst"));
+        assert!(!offers_here_only(&with, "notify-osd"));
+        assert!(!offers_here_only(&with, ""));
     }
 }

@@ -16,6 +16,11 @@
    notification (CloseNotification), pushed, never polled;
 5. the app's database records the reminder as acknowledged by the other
    device;
+5b. "Dismiss here only", in the reminder window and as the notification's
+   action: hidden in the app (its notification closed), but the CLI device
+   still has the reminder pending, after a plain Dismiss made in the app
+   later has reached it (ops arrive in order, so the barrier shows nothing
+   of the here-only ones was sent);
 6. the status bar's sync indicator (read from the DOM through the
    WebDriver session): "synced" from the start; the server is killed ->
    "offline" within 60 s; an event made in the app meanwhile waits in the
@@ -120,6 +125,66 @@ def tray_line(prefix, timeout=20):
         assert time.monotonic() < deadline, "no tray item %r in %s" % (prefix, sorted(found["items"]))
         time.sleep(0.05)
     return seen()
+
+
+def why(db, key):
+    """`kairos why KEY`'s first line: "KEY: STATE (due …)"."""
+    out = subprocess.run([KAIROS, "--db", db, "why", key], capture_output=True, text=True,
+                         timeout=60, env=dict(os.environ, TZ="UTC"))
+    assert out.returncode == 0, out.stderr
+    return out.stdout.splitlines()[0]
+
+
+def check_here_only(s):
+    """Step 5b: "Dismiss here only" (window and notification) stays on this device."""
+    start = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(seconds=15)
+    titles = {"window": "E2E here only (window)", "action": "E2E here only (notification)",
+              "barrier": "E2E dismissed everywhere"}
+    keys, notes = {}, {}
+    for n, title in titles.items():
+        path = os.path.join(app.WORK, "%s.ics" % n)
+        with open(path, "w") as f:
+            f.write(ics("here-%s@kairos" % n, title, start))
+        kairos(OTHER, "import", path, "--tz", "UTC")
+    for r in kairos(OTHER, "upcoming"):
+        for n, title in titles.items():
+            if r.get("summary") == title:
+                keys[n] = r["key"]
+    for n, title in titles.items():
+        notes[n] = nc.wait_for_call(app.LOG, "Notify", timeout=60, summary=title)
+        assert "dismiss_here" in notes[n]["actions"], notes[n]["actions"]
+    app.step("three reminders fired in the app; the notifications offer %r"
+             % notes["window"]["actions"][1::2])
+
+    app.open_panel(s)
+    row = '.reminder-row[data-key="%s"]' % keys["window"]
+    s.wait_for(row, timeout=15)
+    s.find(row + " .dismiss-here-btn").click()
+    nc.wait_for_call(app.LOG, "CloseNotification", timeout=10, id=notes["window"]["id"])
+    s.wait_until(lambda: not s.execute("return !!document.querySelector(arguments[0])", row),
+                 timeout=10, message="the row left the reminder window")
+    app.step("Dismiss here only in the reminder window: the app closed notification %d"
+             % notes["window"]["id"])
+
+    nc.invoke_action(notes["action"]["id"], "dismiss_here")
+    app.until(lambda: state(keys["action"]) == "acknowledged", 10,
+              "the notification's Dismiss here only acknowledged it in the app")
+    app.step("Dismiss here only on the notification: acknowledged in the app")
+
+    row = '.reminder-row[data-key="%s"]' % keys["barrier"]
+    s.wait_for(row, timeout=15)
+    s.find(row + " .dismiss-btn").click()
+
+    def barrier_arrived():
+        kairos(OTHER, "sync", "now", "--tz", "UTC")
+        return why(OTHER, keys["barrier"]).split(": ")[1].startswith("acknowledged")
+    app.until(barrier_arrived, 30, "the app's plain Dismiss reached the CLI device")
+    for n in ("window", "action"):
+        line = why(OTHER, keys[n])
+        assert line.split(": ")[1].startswith("pending"), line
+        assert state(keys[n]) == "acknowledged", state(keys[n])
+    app.step("the plain Dismiss reached the CLI device; the two dismissed here only are "
+             "still pending there: %r" % why(OTHER, keys["window"]))
 
 
 def check_indicator(s, server, url):
@@ -246,6 +311,7 @@ def main():
         app.step("dismissed on the CLI device: the app closed the notification %.2f s later"
                  % (time.monotonic() - t0))
         app.until(lambda: state(key) == "acknowledged", 10, "acknowledged in the app's database")
+        check_here_only(s)
         server = check_indicator(s, server, url)
         leave_in_app(s)
         listed = {d["name"]: d for d in kairos(OTHER, "sync", "devices")}

@@ -65,6 +65,7 @@ pub fn typescript() -> String {
         EventDraft::decl(&cfg),
         Scope::decl(&cfg),
         EventDetail::decl(&cfg),
+        LostEdit::decl(&cfg),
         SaveEvent::decl(&cfg),
         MoveEvent::decl(&cfg),
         DeleteEvent::decl(&cfg),

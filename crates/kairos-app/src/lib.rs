@@ -1,7 +1,7 @@
 //! What the Kairos desktop app *does*, without the desktop: the IPC contract
 //! ([`api`]), and the service behind every command ([`App`]) — calendars,
 //! event editing with "this / this and following / all", the views' window
-//! queries, the reminder window's list, snooze and dismiss, settings; and the
+//! queries, the reminder window's list, snooze and dismiss (everywhere or here only), settings; and the
 //! notification ids that let a restarted app replace, not repeat, what it
 //! showed ([`shown`]); and Settings → Sync ([`SyncAccounts`]: join, pair
 //! with a QR code, devices, revoke, leave; failures as stable error kinds).
@@ -29,6 +29,7 @@ mod calendars;
 mod convert;
 mod edit;
 mod error;
+mod history;
 mod policy;
 mod reminders;
 mod service;
@@ -71,6 +72,7 @@ macro_rules! ipc_commands {
             shown_reminders() -> Vec<ShownReminder>;
             snooze(request: SnoozeRequest) -> ();
             dismiss(key: String) -> ();
+            dismiss_here(key: String) -> ();
             dismiss_all() -> u32;
             pause_reminders(pause: Pause) -> AppStatus;
             time_zones() -> Vec<String>;

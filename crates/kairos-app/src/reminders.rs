@@ -116,6 +116,18 @@ impl App {
         Ok(())
     }
 
+    /// Dismisses a reminder on this device only ("Dismiss here only", the
+    /// same path as `kairos dismiss --here`): it is acknowledged here, and
+    /// nothing is recorded for sync, so the account's other devices still
+    /// remind.
+    ///
+    /// # Errors
+    /// Unknown key, a reminder already dismissed.
+    pub fn dismiss_here(&mut self, key: &str, now: DateTime<Utc>) -> ApiResult<()> {
+        actions::dismiss_here(&mut self.store, key, now)?;
+        Ok(())
+    }
+
     /// Dismisses every shown reminder; returns how many.
     ///
     /// # Errors

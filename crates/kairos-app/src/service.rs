@@ -196,6 +196,7 @@ impl App {
             event: r.clone(),
             draft,
             recurring: master.is_recurring(),
+            history: self.lost_edits(r.calendar_id, &r.uid)?,
         })
     }
 

@@ -84,8 +84,12 @@ pub fn run(db: &Path, cmd: CalendarCmd, clock: Arc<dyn Clock>) -> Result<()> {
                 floating,
             )?;
             drop(store);
-            // A running daemon re-reads what is due next.
-            kairos_engine::daemon::notify_running(db);
+            // A running daemon re-reads what is due next (and pushes the
+            // change, an account setting, on a paired database); with none
+            // it is pushed here.
+            if let Some(note) = crate::sync_cmds::push_after_change(db, clock) {
+                eprintln!("kairos: {note}");
+            }
             let mut out = line(&s);
             out["moved"] = json!(moved);
             println!("{out}");

@@ -7,8 +7,11 @@
 //! week change, a pending instance is *moved* (same row, new trigger), never
 //! inserted a second time; one already delivered stays delivered.
 //!
-//! Known limit: the settings are this device's (not synced); the holiday
-//! feed's events are synced like any calendar's.
+//! On a paired database the settings are account settings: a change is
+//! recorded as a `calendar.work` op (its own last-writer-wins register,
+//! `work/UID`) and one from another device is applied here by [`set_in`],
+//! re-planning the same way. The holiday feed's events sync like any
+//! calendar's.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -177,8 +180,10 @@ pub(crate) fn replan_all(
 
 /// Sets calendar `name`'s working week and/or holiday flag (`None`: keep)
 /// and re-plans what that changes, in one transaction: every calendar when
-/// the holiday flag changed, else this one. Returns the new settings and
-/// how many pending reminders changed.
+/// the holiday flag changed, else this one. On a paired database a change
+/// is recorded for sync (`calendar.work`, an account setting), so it
+/// reaches the other devices and moves their reminders too. Returns the
+/// new settings and how many pending reminders changed here.
 ///
 /// # Errors
 /// No calendar of that name (NotFound); an empty week; store failures.
@@ -199,23 +204,99 @@ pub fn set_work_time(
                 what: format!("calendar {name:?}"),
             }));
         };
-        let new = WorkSettings {
-            week: week.unwrap_or(old.week),
-            holidays: holidays.unwrap_or(old.holidays),
-            ..old.clone()
-        };
-        tx.set_work_settings(new.id, new.week, new.holidays)?;
-        let changed = if new.holidays != old.holidays {
-            replan_all(tx, now, until, floating)?
-        } else if new.week != old.week {
-            let work = WorkTime {
-                week: new.week,
-                holidays: holiday_dates(tx, now, until)?,
-            };
-            replan(tx, &new, &work, now, until, floating)?
-        } else {
-            0
-        };
+        let (new, changed) = apply(
+            tx,
+            &old,
+            week.unwrap_or(old.week),
+            holidays.unwrap_or(old.holidays),
+            now,
+            until,
+            floating,
+        )?;
+        if (new.week, new.holidays) != (old.week, old.holidays) {
+            crate::sync::record(tx, work_op(&new), now)?;
+        }
         Ok((new, changed))
     })
+}
+
+/// The `calendar.work` op of these settings.
+fn work_op(s: &WorkSettings) -> kairos_proto::Body {
+    kairos_proto::Body::CalendarWork {
+        calendar: s.uid.clone(),
+        week: s.week,
+        holidays: s.holidays,
+    }
+}
+
+/// Records calendar `cal`'s working time for sync unless it is the
+/// default (Monday–Friday, not a holiday feed): what joining an account
+/// sends. Returns whether an op was recorded.
+///
+/// # Errors
+/// Store failures.
+pub(crate) fn record_if_set(
+    tx: &Tx<'_>,
+    cal: CalendarId,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    match tx.work_settings()?.into_iter().find(|s| s.id == cal) {
+        Some(s) if s.week != MON_FRI || s.holidays => {
+            Ok(crate::sync::record(tx, work_op(&s), now)?.is_some())
+        }
+        _ => Ok(false),
+    }
+}
+
+/// Sets calendar `cal`'s working time from another device (`calendar.work`
+/// won its register) and re-plans, in the caller's transaction; records
+/// nothing. Returns how many pending reminders changed.
+///
+/// # Errors
+/// A week outside 1–127 (kairos-proto refuses such an op first); store
+/// failures.
+pub(crate) fn set_in(
+    tx: &Tx<'_>,
+    cal: kairos_store::Calendar,
+    week: u8,
+    holidays: bool,
+    now: DateTime<Utc>,
+    until: DateTime<Utc>,
+    floating: Tz,
+) -> Result<usize, EngineError> {
+    let Some(old) = tx.work_settings()?.into_iter().find(|s| s.id == cal.id) else {
+        return Ok(0);
+    };
+    Ok(apply(tx, &old, week, holidays, now, until, floating)?.1)
+}
+
+/// Stores `week`/`holidays` for `old`'s calendar and re-plans: every
+/// calendar when the holiday flag changed, else this one.
+fn apply(
+    tx: &Tx<'_>,
+    old: &WorkSettings,
+    week: u8,
+    holidays: bool,
+    now: DateTime<Utc>,
+    until: DateTime<Utc>,
+    floating: Tz,
+) -> Result<(WorkSettings, usize), EngineError> {
+    let new = WorkSettings {
+        week,
+        holidays,
+        ..old.clone()
+    };
+    tx.set_work_settings(new.id, new.week, new.holidays)?;
+    let changed = if new.holidays != old.holidays {
+        replan_all(tx, now, until, floating)?
+    } else if new.week != old.week {
+        let work = WorkTime {
+            week: new.week,
+            holidays: holiday_dates(tx, now, until)?,
+        };
+        replan(tx, &new, &work, now, until, floating)?
+    } else {
+        0
+    };
+    Ok((new, changed))
 }

@@ -62,6 +62,12 @@ use std::time::Duration;
 
 /// The protocol's major version, `"v"` in every message.
 pub const PROTOCOL_VERSION: u64 = 1;
+/// The op kind `calendar.work` (account settings: working week, holiday
+/// flag), added to v1 after its first release: named in `hello`/`welcome`
+/// `features` by peers that know it.
+pub const FEATURE_WORK: &str = "calendar.work";
+/// Every feature this build knows, as it names them in `hello`/`welcome`.
+pub const FEATURES: &[&str] = &[FEATURE_WORK];
 /// The largest frame or message, in bytes (1 MiB); larger closes with 1009.
 pub const MAX_FRAME: usize = 1 << 20;
 /// The most ops in one `push` or one `ops` message.

@@ -65,6 +65,20 @@ pub enum Body {
         /// The event UID.
         uid: String,
     },
+    /// A calendar's working time, an account setting (protocol feature
+    /// [`crate::FEATURE_WORK`]): its working week and whether it is a
+    /// holiday feed. Its own register (`work/UID`), so a rename and a week
+    /// changed at once on two devices both stay.
+    #[serde(rename = "calendar.work")]
+    CalendarWork {
+        /// The calendar's uid.
+        calendar: String,
+        /// Working weekdays, Monday = bit 0 … Sunday = bit 6 (1–127).
+        week: u8,
+        /// Whether its all-day events are non-working days for every
+        /// calendar.
+        holidays: bool,
+    },
     /// A reminder dismissed everywhere (absorbing).
     #[serde(rename = "reminder.dismiss")]
     ReminderDismiss {
@@ -95,13 +109,14 @@ pub enum Effect {
 
 impl Body {
     /// The entity last-writer-wins is decided per: `calendar/UID`,
-    /// `series/CAL/UID` or `reminder/KEY`.
+    /// `work/UID`, `series/CAL/UID` or `reminder/KEY`.
     #[must_use]
     pub fn entity(&self) -> String {
         match self {
             Self::CalendarPut { calendar, .. } | Self::CalendarDelete { calendar } => {
                 format!("calendar/{calendar}")
             }
+            Self::CalendarWork { calendar, .. } => format!("work/{calendar}"),
             Self::SeriesPut { calendar, uid, .. } | Self::SeriesDelete { calendar, uid } => {
                 format!("series/{calendar}/{uid}")
             }
@@ -117,6 +132,7 @@ impl Body {
         match self {
             Self::CalendarPut { .. } => "calendar.put",
             Self::CalendarDelete { .. } => "calendar.delete",
+            Self::CalendarWork { .. } => crate::FEATURE_WORK,
             Self::SeriesPut { .. } => "series.put",
             Self::SeriesDelete { .. } => "series.delete",
             Self::ReminderDismiss { .. } => "reminder.dismiss",
@@ -155,6 +171,16 @@ impl Body {
                 color.as_deref().map_or(Ok(()), |c| check_name("color", c))
             }
             Self::CalendarDelete { calendar } => check_id("calendar", calendar),
+            Self::CalendarWork { calendar, week, .. } => {
+                check_id("calendar", calendar)?;
+                if (1..=127).contains(week) {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "week {week} is not a set of weekdays (1–127, Monday = 1)"
+                    ))
+                }
+            }
             Self::SeriesPut { calendar, uid, ics } => {
                 check_id("calendar", calendar)?;
                 check_id("uid", uid)?;

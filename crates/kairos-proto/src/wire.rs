@@ -20,6 +20,11 @@ pub enum ClientMsg {
         cursor: u64,
         /// The client's name and version, for the server's logs.
         client: String,
+        /// Op kinds beyond v1's first six this client applies (see
+        /// [`crate::FEATURES`]); absent from older clients, and a server
+        /// sends such ops only to a client that names them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        features: Vec<String>,
     },
     /// New ops of this device.
     Push {
@@ -88,6 +93,11 @@ pub enum ServerMsg {
         head: u64,
         /// Whether the ops that follow are a snapshot (every op kept).
         snapshot: bool,
+        /// Op kinds beyond v1's first six this server takes in a push
+        /// (see [`crate::FEATURES`]); absent from older servers, and a
+        /// client keeps such ops in its outbox until its server names them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        features: Vec<String>,
     },
     /// Ops, in seq order (catch-up or live).
     Ops {
@@ -273,11 +283,27 @@ fn validate_ops<'a>(what: &str, ops: impl ExactSizeIterator<Item = &'a Op>) -> R
 
 fn validate_client(msg: &ClientMsg) -> Result<(), String> {
     match msg {
-        ClientMsg::Hello { client, .. } => check_name("hello: client", client),
+        ClientMsg::Hello {
+            client, features, ..
+        } => {
+            check_name("hello: client", client)?;
+            check_features("hello", features)
+        }
         ClientMsg::Push { ops } => validate_ops("push", ops.iter()),
         ClientMsg::Pair | ClientMsg::Devices => Ok(()),
         ClientMsg::Revoke { device } => check_device("revoke: device", device),
     }
+}
+
+/// At most 32 feature names, each a short name (unknown ones are allowed:
+/// a newer peer may know more).
+fn check_features(what: &str, features: &[String]) -> Result<(), String> {
+    if features.len() > 32 {
+        return Err(format!("{what}: {} features, over 32", features.len()));
+    }
+    features
+        .iter()
+        .try_for_each(|f| check_name(&format!("{what}: feature"), f))
 }
 
 fn check_account(what: &str, account: &str) -> Result<(), String> {
@@ -293,10 +319,14 @@ fn check_account(what: &str, account: &str) -> Result<(), String> {
 fn validate_server(msg: &ServerMsg) -> Result<(), String> {
     match msg {
         ServerMsg::Welcome {
-            account, device, ..
+            account,
+            device,
+            features,
+            ..
         } => {
             check_account("welcome: account", account)?;
-            check_device("welcome: device", device)
+            check_device("welcome: device", device)?;
+            check_features("welcome", features)
         }
         ServerMsg::Ops { ops, head } => {
             validate_ops("ops", ops.iter().map(|s| &s.op))?;

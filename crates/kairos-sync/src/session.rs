@@ -59,6 +59,16 @@ pub(crate) struct Session {
     pub snapshot: bool,
     /// Start of the current one-second pacing window, and ops pushed in it.
     window: (tokio::time::Instant, usize),
+    /// The server takes `calendar.work` ops (its welcome named the
+    /// feature). An older server refuses a push holding one (4400), so
+    /// they wait in the outbox, and everything else goes on.
+    takes_work: bool,
+}
+
+/// Whether a server that does (or does not) take `calendar.work` is sent
+/// `op` now.
+pub(crate) fn sendable(op: &Op, takes_work: bool) -> bool {
+    takes_work || !matches!(op.body, kairos_proto::Body::CalendarWork { .. })
 }
 
 /// The stored cursor.
@@ -77,13 +87,20 @@ impl Session {
         let hello = ClientMsg::Hello {
             cursor: cursor(store)?,
             client: format!("kairos/{}", env!("CARGO_PKG_VERSION")),
+            features: kairos_proto::FEATURES
+                .iter()
+                .map(|f| (*f).to_owned())
+                .collect(),
         };
         conn::send(&mut ws, &hello).await?;
         match conn::recv(&mut ws, ANSWER).await? {
-            ServerMsg::Welcome { snapshot, .. } => Ok(Self {
+            ServerMsg::Welcome {
+                snapshot, features, ..
+            } => Ok(Self {
                 ws,
                 snapshot,
                 window: (tokio::time::Instant::now(), 0),
+                takes_work: features.iter().any(|f| f == kairos_proto::FEATURE_WORK),
             }),
             other => Err(SyncError::Protocol(format!(
                 "expected welcome, got {other:?}"
@@ -125,7 +142,9 @@ impl Session {
     }
 
     /// Pushes the whole outbox, batch by batch, each removed once the
-    /// server says it is durable. Live ops arriving meanwhile are applied.
+    /// server says it is durable, except ops the server does not take yet
+    /// ([`sendable`]), which stay for a later one. Live ops arriving
+    /// meanwhile are applied.
     /// Adds to `pushed` as batches are confirmed (so a failure half-way
     /// still counts what went).
     pub(crate) async fn push_outbox(
@@ -135,8 +154,10 @@ impl Session {
         on_applied: &mut dyn FnMut(Applied),
         pushed: &mut usize,
     ) -> Result<(), SyncError> {
+        // Past the ops held back so far.
+        let mut after = 0;
         loop {
-            let rows = store.read(|r| r.outbox_peek(MAX_OPS_PER_MESSAGE))?;
+            let rows = store.read(|r| r.outbox_after(after, MAX_OPS_PER_MESSAGE))?;
             if rows.is_empty() {
                 return Ok(());
             }
@@ -154,6 +175,15 @@ impl Session {
                     .map(|r| r.op_id.clone())
                     .collect();
                 store.write(|tx| tx.outbox_remove(&bad))?;
+                continue;
+            }
+            after = rows.last().map_or(after, |r| r.seq);
+            let (ops, ids): (Vec<Op>, Vec<String>) = ops
+                .into_iter()
+                .zip(ids)
+                .filter(|(op, _)| sendable(op, self.takes_work))
+                .unzip();
+            if ops.is_empty() {
                 continue;
             }
             self.pace(ops.len()).await;
@@ -212,4 +242,34 @@ pub(crate) fn note_error(store: &mut Store, e: &SyncError, now: DateTime<Utc>) {
         tx.meta_set(keys::LAST_ERROR, &e.to_string())?;
         tx.meta_set(keys::LAST_ERROR_AT, &now.to_rfc3339())
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use kairos_proto::{Body, Hlc, Op};
+
+    use super::sendable;
+
+    #[test]
+    fn calendar_work_waits_for_a_server_that_takes_it_and_nothing_else_does() {
+        let hlc: Hlc = "0001764864000123.00002.d_4f1c2a9b0e7d3c5a"
+            .parse()
+            .unwrap_or_else(|e| panic!("stamp: {e}"));
+        let work = Op::new(
+            1,
+            hlc.clone(),
+            Body::CalendarWork {
+                calendar: "c1".into(),
+                week: 31,
+                holidays: true,
+            },
+        );
+        let dismiss = Op::new(2, hlc, Body::ReminderDismiss { key: "k".into() });
+        assert!(
+            !sendable(&work, false),
+            "an older server would close (4400)"
+        );
+        assert!(sendable(&work, true));
+        assert!(sendable(&dismiss, false));
+    }
 }

@@ -272,7 +272,34 @@ draft: EventDraft,
 /**
  * Part of a recurring series (the editor then asks for a [`Scope`]).
  */
-recurring: boolean, };
+recurring: boolean, 
+/**
+ * Edits of the series that lost to another device's later edit,
+ * newest first (empty on a database that never synced).
+ */
+history: Array<LostEdit>, };
+
+export type LostEdit = { 
+/**
+ * When this device saw both versions (RFC 3339 UTC).
+ */
+at: string, 
+/**
+ * The device whose edit was replaced (a device id, `d_…`).
+ */
+lost: string, 
+/**
+ * The device whose later edit was kept.
+ */
+won: string, 
+/**
+ * The replaced edit was made on this device.
+ */
+lost_here: boolean, 
+/**
+ * The kept edit was made on this device.
+ */
+won_here: boolean, };
 
 export type SaveEvent = { 
 /**
@@ -687,6 +714,7 @@ export function makeCommands(invoke: Invoke) {
     shown_reminders: (): Promise<Array<ShownReminder>> => invoke<Array<ShownReminder>>("shown_reminders"),
     snooze: (request: SnoozeRequest): Promise<null> => invoke<null>("snooze", { request }),
     dismiss: (key: string): Promise<null> => invoke<null>("dismiss", { key }),
+    dismiss_here: (key: string): Promise<null> => invoke<null>("dismiss_here", { key }),
     dismiss_all: (): Promise<number> => invoke<number>("dismiss_all"),
     pause_reminders: (pause: Pause): Promise<AppStatus> => invoke<AppStatus>("pause_reminders", { pause }),
     time_zones: (): Promise<Array<string>> => invoke<Array<string>>("time_zones"),
@@ -721,6 +749,7 @@ export const COMMAND_NAMES = [
   "shown_reminders",
   "snooze",
   "dismiss",
+  "dismiss_here",
   "dismiss_all",
   "pause_reminders",
   "time_zones",

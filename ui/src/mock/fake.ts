@@ -5,7 +5,7 @@
  * command. Validation mimics the backend's "field: message" errors.
  */
 import type {
-  ApiError, AppStatus, CalendarInfo, CalendarInput, DeleteEvent, EventDraft, EventRef, ExportIcs, ImportIcs,
+  ApiError, AppStatus, CalendarInfo, CalendarInput, DeleteEvent, EventDetail, EventDraft, EventRef, ExportIcs, ImportIcs, LostEdit,
   MoveEvent, OccurrenceView, Occurrences, RangeQuery, SaveEvent, Settings, ShownReminder, SnoozeRequest, SyncStatus,
   TaskItem,
 } from "../ipc/bindings";
@@ -59,6 +59,12 @@ export class FakeBackend {
   /** Settings → Sync's account and devices. */
   readonly accounts = new FakeSync();
   readonly calls: Call[] = [];
+  /** Edits that lost to another device's later edit, by event uid (`get_event`'s `history`). */
+  history: Record<string, LostEdit[]> = {
+    "design-review": [
+      { at: new Date(Date.now() - 26 * 60_000).toISOString().replace(/\.\d{3}Z$/, "Z"), lost: "d_4f1c2a9b0e7d3c5a", won: "d_9e8d7c6b5a4f3e2d", lost_here: true, won_here: false },
+    ],
+  };
   /** What the "shell" does when the UI says it listens (`ui_ready`). */
   onReady: (() => null) | null = null;
   private failures = new Map<string, ApiError>();
@@ -105,6 +111,7 @@ export class FakeBackend {
       case "shown_reminders": return clone(this.shown);
       case "snooze": return this.snooze(a("request"));
       case "dismiss": return this.dismiss(a("key"));
+      case "dismiss_here": return this.dismiss(a("key"));
       case "dismiss_all": return this.dismissAll();
       case "pause_reminders": return this.pause(a("pause"));
       case "time_zones": return [...ZONES];
@@ -229,7 +236,7 @@ export class FakeBackend {
     return e;
   }
 
-  private getEvent(ref: EventRef): { event: EventRef; draft: EventDraft; recurring: boolean } {
+  private getEvent(ref: EventRef): EventDetail {
     const e = this.find(ref);
     const draft = clone(e.draft);
     if (ref.recurrence_id) {
@@ -238,7 +245,7 @@ export class FakeBackend {
       draft.end = draft.all_day ? addDays(draft.end, shift / 1440) : addMinutes(draft.end, shift);
       draft.start = s;
     }
-    return { event: clone(ref), draft, recurring: e.draft.rrule !== null };
+    return { event: clone(ref), draft, recurring: e.draft.rrule !== null, history: clone(this.history[ref.uid] ?? []) };
   }
 
   private validate(d: EventDraft): void {

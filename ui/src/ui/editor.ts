@@ -4,7 +4,7 @@
  * event), deleted with `delete_event`. Backend validation errors show in
  * `#ev-error`, naming the field, and mark its input.
  */
-import { api, type EventDraft, type EventRef, type Scope } from "../ipc";
+import { api, type EventDraft, type EventRef, type LostEdit, type Scope } from "../ipc";
 import { addDays, addMinutes, lastDayOf, minutesBetween, parseWall, weekdayOrdinal } from "../lib/dates";
 import { explain } from "../lib/errors";
 import { buildRule, presetOf, PRESETS, ruleToSave, type Preset } from "../lib/recurrence";
@@ -14,6 +14,7 @@ import { alarmList } from "./alarm-list";
 import { dialogHeader, field, h, option, showDialog, toast } from "./dom";
 import { askScope } from "./scope";
 import { tzPicker } from "./tz-picker";
+import { historySection } from "./history";
 import { priorityKey } from "./tasks";
 
 export interface EditorInput {
@@ -21,6 +22,8 @@ export interface EditorInput {
   ref: EventRef | null;
   draft: EventDraft;
   recurring: boolean;
+  /** Edits of it that lost to another device's later edit. */
+  history?: LostEdit[];
 }
 
 const dateOf = (s: string): string => s.slice(0, 10);
@@ -72,7 +75,7 @@ export async function newEvent(start: string, end?: string): Promise<void> {
 export async function editEvent(ref: EventRef): Promise<void> {
   try {
     const d = await api.get_event(ref);
-    openEditor({ ref: d.event, draft: d.draft, recurring: d.recurring });
+    openEditor({ ref: d.event, draft: d.draft, recurring: d.recurring, history: d.history });
   } catch (e) {
     toast(explain(e as never).text, "error");
   }
@@ -188,6 +191,7 @@ export function openEditor(input: EditorInput): void {
       field(t("ed.location"), location),
       h("div", { class: "field" }, h("span", { class: "field-caption" }, t("ed.reminders")), alarms.el),
       field(t("ed.notes"), notes),
+      historySection(input.history ?? []),
       error,
     ),
     h("footer", { class: "dialog-actions" }, del, h("span", { class: "spacer" }), cancel, save),

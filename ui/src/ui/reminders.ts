@@ -1,7 +1,8 @@
 /**
  * The in-app reminder window (like Thunderbird's alarm dialog), as a panel
  * in the main window: every shown reminder, active and missed, with Snooze
- * (the settings' choices or custom minutes) and Dismiss, plus Dismiss all.
+ * (the settings' choices or custom minutes), Dismiss, and "Dismiss here only"
+ * (this device only, not synced), plus Dismiss all.
  */
 import { api, type ShownReminder } from "../ipc";
 import { snoozeLabel } from "../lib/alarms";
@@ -81,6 +82,12 @@ function reminderRow(r: ShownReminder): HTMLElement {
         custom,
         h("button", { type: "button", class: "snooze-btn", onclick: snooze }, t("rem.snooze")),
         h("button", { type: "button", class: "dismiss-btn primary", onclick: () => (chosen.delete(r.key), void act(api.dismiss(r.key))) }, t("rem.dismiss")),
+      ),
+      // Its own line under Dismiss: the panel is too narrow for four controls.
+      h(
+        "div",
+        { class: "rem-here" },
+        h("button", { type: "button", class: "dismiss-here-btn ghost", title: t("rem.dismissHereHint"), onclick: () => (chosen.delete(r.key), void act(api.dismiss_here(r.key))) }, t("rem.dismissHere")),
       ),
     ),
   );

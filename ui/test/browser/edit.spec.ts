@@ -97,3 +97,26 @@ test("a reminder that rings again every 5 minutes until dismissed, at most 3 tim
   expect(alarms[alarms.length - 1]).toEqual({ kind: "before", minutes: 15, related: "start", again: { every_minutes: 5, max: 3 } });
   await page.close();
 });
+
+test("an edit that lost to another device's later edit shows in the event's sync history", async () => {
+  const { page, errors } = await open();
+  await page.click('.fc-dayGridMonth-view [data-uid="design-review"]');
+  await page.waitForSelector("#editor #ev-history");
+  const item = (await page.textContent("#ev-history li")) ?? "";
+  expect(item).toContain("Edited on this device, replaced by device d_9e8d7c…'s later edit");
+  expect(await page.getAttribute("#ev-history li", "title")).toBe("d_4f1c2a9b0e7d3c5a → d_9e8d7c6b5a4f3e2d");
+  await page.keyboard.press("Escape");
+  await page.waitForSelector("#editor", { state: "detached" });
+  // An event with nothing lost has no history section.
+  await page.click('.fc-dayGridMonth-view [data-uid="lunch"]');
+  await page.waitForSelector("#editor #ev-delete");
+  expect(await page.locator("#ev-history").count()).toBe(0);
+  expect(errors).toEqual([]);
+  await page.close();
+
+  const zh = await open("lang=zh-CN");
+  await zh.page.click('.fc-dayGridMonth-view [data-uid="design-review"]');
+  await zh.page.waitForSelector("#editor #ev-history");
+  expect(await zh.page.textContent("#ev-history li")).toContain("在本设备上的修改，被设备 d_9e8d7c…较晚的修改取代");
+  await zh.page.close();
+});

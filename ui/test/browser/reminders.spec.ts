@@ -56,6 +56,27 @@ test("the panel lists active and missed reminders; snooze and dismiss call the r
   await page.close();
 });
 
+test('"Dismiss here only" calls dismiss_here (not dismiss), the row leaves, and it says what it does', async () => {
+  const { page, errors } = await open();
+  await page.click("#reminders-btn");
+  const row = page.locator('.reminder-row[data-key="design-review/0"]');
+  const here = row.locator(".dismiss-here-btn");
+  expect(await here.textContent()).toBe("Dismiss here only");
+  expect(await here.getAttribute("title")).toContain("other devices still remind you");
+  await here.click();
+  expect((await waitForCall(page, "dismiss_here")).args).toEqual({ key: "design-review/0" });
+  await row.waitFor({ state: "detached" });
+  expect(await calls(page, "dismiss")).toEqual([]);
+  expect(await page.locator(".reminder-row").count()).toBe(1);
+  expect(errors).toEqual([]);
+  await page.close();
+
+  const zh = await open("lang=zh-CN");
+  await zh.page.click("#reminders-btn");
+  expect(await zh.page.textContent('.reminder-row[data-key="yoga/1"] .dismiss-here-btn')).toBe("仅在此设备关闭");
+  await zh.page.close();
+});
+
 test("Dismiss all; the shell's show-reminders event opens the panel; Escape and r close/toggle it", async () => {
   const { page } = await open();
   await page.evaluate(() => window.__kairos.emit("kairos://show-reminders"));

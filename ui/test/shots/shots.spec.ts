@@ -35,6 +35,11 @@ test("screenshots", async () => {
   await page.waitForSelector("#editor");
   await page.screenshot({ path: join(DIR, "task-editor.png") });
   await page.keyboard.press("Escape");
+  await page.click('.fc-dayGridMonth-view [data-uid="design-review"]');
+  await page.waitForSelector("#editor #ev-history");
+  await page.locator("#ev-history").scrollIntoViewIfNeeded();
+  await page.locator("#editor").screenshot({ path: join(DIR, "event-history.png") });
+  await page.keyboard.press("Escape");
   await page.click("#reminders-btn");
   await page.waitForSelector(".reminder-row");
   await page.screenshot({ path: join(DIR, "reminders.png") });
@@ -68,6 +73,9 @@ test("screenshots", async () => {
   await dark.page.click('[data-view="month"]');
   await dark.page.click("#reminders-btn");
   await dark.page.screenshot({ path: join(DIR, "dark-month.png") });
+  await dark.page.waitForSelector(".reminder-row");
+  await dark.page.locator("#reminders-panel").screenshot({ path: join(DIR, "dark-reminders.png") });
+  await dark.page.click("#reminders-btn");
   await dark.page.click("#new-event");
   await dark.page.waitForSelector("#editor");
   await dark.page.fill("#ev-start", "2026-12-02T15:00");
@@ -78,6 +86,15 @@ test("screenshots", async () => {
 
   const zh = await open("lang=zh-CN");
   await zh.page.screenshot({ path: join(DIR, "zh-month.png") });
+  await zh.page.click('.fc-dayGridMonth-view [data-uid="design-review"]');
+  await zh.page.waitForSelector("#editor #ev-history");
+  await zh.page.locator("#ev-history").scrollIntoViewIfNeeded();
+  await zh.page.locator("#editor").screenshot({ path: join(DIR, "zh-event-history.png") });
+  await zh.page.keyboard.press("Escape");
+  await zh.page.click("#reminders-btn");
+  await zh.page.waitForSelector(".reminder-row");
+  await zh.page.screenshot({ path: join(DIR, "zh-reminders.png") });
+  await zh.page.click("#reminders-btn");
   await zh.page.click("#new-event");
   await zh.page.waitForSelector("#editor");
   await zh.page.screenshot({ path: join(DIR, "zh-editor.png") });

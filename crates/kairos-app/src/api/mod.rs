@@ -14,9 +14,11 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 mod calendars;
+mod history;
 mod sync;
 mod tasks;
 pub use calendars::{CalendarInfo, CalendarInput};
+pub use history::LostEdit;
 pub use sync::{DeviceView, JoinRequest, PairingCode, SyncAccount, SyncState, SyncStatus};
 pub use tasks::{TaskItem, TaskMark};
 
@@ -241,6 +243,9 @@ pub struct EventDetail {
     pub draft: EventDraft,
     /// Part of a recurring series (the editor then asks for a [`Scope`]).
     pub recurring: bool,
+    /// Edits of the series that lost to another device's later edit,
+    /// newest first (empty on a database that never synced).
+    pub history: Vec<LostEdit>,
 }
 
 /// Save the editor: create (`event: null`) or change.

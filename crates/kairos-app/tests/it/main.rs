@@ -3,6 +3,7 @@
 mod calendars;
 mod drag;
 mod editing;
+mod history;
 mod keys;
 mod reminders;
 mod settings;

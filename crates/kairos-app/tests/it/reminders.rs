@@ -9,7 +9,7 @@ use kairos_app::api::{ErrorKind, Pause, QuietHours, SnoozeRequest};
 use kairos_engine::channel::StdoutChannel;
 use kairos_engine::clock::{Clock, ManualClock};
 use kairos_engine::engine::{Config, Engine};
-use kairos_store::Store;
+use kairos_store::{State, Store};
 
 use super::{app, cal, create, draft, t};
 
@@ -96,6 +96,68 @@ fn fired_reminder_is_listed_then_dismissed() {
         .dismiss(&shown[0].key, t("2026-03-10T07:47:00Z"))
         .expect_err("twice");
     assert!(e.message.contains("acknowledged"), "{}", e.message);
+}
+
+#[test]
+fn dismiss_here_only_stays_on_this_device_no_outbox_op() {
+    let (mut a, _d, p) = app("Europe/Berlin", "2026-03-10T07:00:00Z");
+    // Paired: every synced change records an op (the device id is what
+    // `sync::record` looks for).
+    a.store()
+        .meta_set(kairos_engine::sync::keys::DEVICE, "d_laptop")
+        .expect("pair");
+    let c = cal(&a);
+    for (title, start) in [
+        ("Dentist", "2026-03-10T09:00"),
+        ("Call", "2026-03-10T09:30"),
+    ] {
+        create(
+            &mut a,
+            draft(c, title, start, "2026-03-10T10:00", "Europe/Berlin"),
+            "2026-03-10T07:00:00Z",
+        );
+    }
+    assert_eq!(fire(&p, "2026-03-10T08:15:00Z"), 2);
+    let shown = a.shown_reminders(t("2026-03-10T08:15:01Z")).expect("shown");
+    let key = |title: &str| {
+        shown
+            .iter()
+            .find(|r| r.title == title)
+            .map(|r| r.key.clone())
+            .expect("row")
+    };
+    let (here, everywhere) = (key("Dentist"), key("Call"));
+    let outbox = outbox_len(&mut a);
+
+    a.dismiss_here(&here, t("2026-03-10T08:16:00Z"))
+        .expect("dismiss here");
+    assert_eq!(outbox_len(&mut a), outbox, "no op");
+    assert_eq!(
+        a.store().read(|r| r.ack(&here)).expect("ack"),
+        None,
+        "no ack record"
+    );
+    let i = a.store().get(&here).expect("get").expect("instance");
+    assert_eq!(i.state, State::Acknowledged);
+    let left = a.shown_reminders(t("2026-03-10T08:16:01Z")).expect("shown");
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].key, everywhere);
+    // A second time says why it did nothing.
+    let e = a
+        .dismiss_here(&here, t("2026-03-10T08:17:00Z"))
+        .expect_err("twice");
+    assert!(e.message.contains("acknowledged"), "{}", e.message);
+    assert_eq!(
+        a.dismiss_here("nope", t("2026-03-10T08:17:00Z"))
+            .expect_err("unknown")
+            .kind,
+        ErrorKind::NotFound
+    );
+
+    // The plain Dismiss of the other one does go to the other devices.
+    a.dismiss(&everywhere, t("2026-03-10T08:18:00Z"))
+        .expect("dismiss");
+    assert_eq!(outbox_len(&mut a), outbox + 1);
 }
 
 #[test]
@@ -228,4 +290,8 @@ fn an_escalating_reminder_is_one_row_and_dismissing_it_stops_the_repetitions() {
         "the base is acknowledged too"
     );
     assert_eq!(fire(&p, "2026-06-01T09:30:00Z"), 0, "no more repetitions");
+}
+
+fn outbox_len(a: &mut App) -> u64 {
+    a.store().read(|r| r.outbox_len()).expect("outbox")
 }

@@ -7,6 +7,7 @@
 //! Ops are valid by `Op::validate`: ids `DEVICE:N` counting from 1, stamps
 //! from the device's own [`HlcClock`], `device` the session's device.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -165,6 +166,7 @@ impl Session {
         let hello = ClientMsg::Hello {
             cursor,
             client: "sync-bench/0.1.0".into(),
+            features: Vec::new(),
         };
         send(&mut ws, &hello).await?;
         let wait = Duration::from_secs(60);
@@ -186,7 +188,7 @@ impl Session {
         }
         Ok(Self {
             ws,
-            stamper: Stamper { clock, n: 0 },
+            stamper: Stamper::new(clock),
         })
     }
 
@@ -202,19 +204,31 @@ impl Session {
     }
 }
 
-/// A device's op maker: its clock and its op counter.
+/// The op numbers of this process: every op the bench makes, in any part and
+/// on any connection, gets a number never used before, so parts run together
+/// on one fleet never reuse a device's op id (the server would rightly answer
+/// a reused id with its first seq and not store it again, which a part would
+/// count as lost).
+static OP_NUMBERS: AtomicU64 = AtomicU64::new(0);
+
+/// A device's op maker: its clock; op numbers come from [`OP_NUMBERS`].
 pub struct Stamper {
     /// The device's HLC.
     pub clock: HlcClock,
-    /// The last op number used (ids are `DEVICE:N`, N from 1).
-    pub n: u64,
 }
 
 impl Stamper {
-    /// The next op of this device with `body`.
+    /// A maker for the device `clock` stamps for.
+    #[must_use]
+    pub fn new(clock: HlcClock) -> Self {
+        Self { clock }
+    }
+
+    /// The next op of this device with `body` (ids are `DEVICE:N`, N unique
+    /// in this process).
     pub fn op(&mut self, body: Body) -> Op {
-        self.n += 1;
-        Op::new(self.n, self.clock.issue(wall_ms()), body)
+        let n = OP_NUMBERS.fetch_add(1, Ordering::Relaxed) + 1;
+        Op::new(n, self.clock.issue(wall_ms()), body)
     }
 }
 

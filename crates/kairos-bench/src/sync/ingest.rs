@@ -226,10 +226,7 @@ pub async fn redis(
         .map(|(c, p)| {
             let creds = p[0].clone();
             tokio::spawn(async move {
-                let mut st = Stamper {
-                    clock: kairos_proto::HlcClock::new(creds.device.clone(), None),
-                    n: 0,
-                };
+                let mut st = Stamper::new(kairos_proto::HlcClock::new(creds.device.clone(), None));
                 let key = format!("ops:{}", creds.account);
                 let (r, mut w) = c.into_split();
                 let mut r = BufReader::new(r);
@@ -243,8 +240,8 @@ pub async fn redis(
                         BATCH + 2,
                         key.len()
                     );
-                    for _ in 0..BATCH {
-                        let op = serde_json::to_string(&st.op(dismiss(st.n + 1)))?;
+                    for i in 0..BATCH as u64 {
+                        let op = serde_json::to_string(&st.op(dismiss(acked + i + 1)))?;
                         buf.push_str(&format!("${}\r\n{op}\r\n", op.len()));
                     }
                     w.write_all(buf.as_bytes()).await?;

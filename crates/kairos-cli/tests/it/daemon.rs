@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -259,8 +259,16 @@ fn a_second_daemon_on_the_same_database_is_refused() {
     let dir = tempfile::tempdir().expect("tmp");
     let db = dir.path().join("k.db");
     let mut first = start(&db, 0);
-    // The first holds the lock once its database exists; wait for that (bounded).
-    let until = wait_for_file(&db);
+    // Wait (bounded) until the first holds the lock: its PID is in the lock
+    // file. (Waiting only for the database file raced: a second daemon
+    // started before the first took the lock won it, and ran on.)
+    let lock = PathBuf::from(format!("{}.lock", db.display()));
+    let pid = first.child.id().to_string();
+    let until = Instant::now() + Duration::from_secs(20);
+    while std::fs::read_to_string(&lock).map_or(true, |s| s.trim() != pid) && Instant::now() < until
+    {
+        std::thread::yield_now();
+    }
     let mut out = None;
     while Instant::now() < until {
         let o = kairos(&db)

@@ -95,6 +95,22 @@ pub fn apply_remote(
     })
 }
 
+/// The audit note of a lost edit: `edit from LOSER lost to WINNER (… < …)`
+/// (what `kairos log` prints; [`read_conflict_note`] reads it back).
+fn conflict_note(loser: &str, winner: &str, lost: &Hlc, won: &Hlc) -> String {
+    format!("edit from {loser} lost to {winner} ({lost} < {won})")
+}
+
+/// The devices of a lost-edit note: `(loser, winner)`; `None` for any
+/// other note.
+#[must_use]
+pub fn read_conflict_note(reason: &str) -> Option<(&str, &str)> {
+    let rest = reason.strip_prefix("edit from ")?;
+    let (loser, rest) = rest.split_once(" lost to ")?;
+    let (winner, _) = rest.split_once(" (")?;
+    Some((loser, winner))
+}
+
 struct Ctx<'a, 't> {
     tx: &'a Tx<'t>,
     op: &'a Op,
@@ -179,10 +195,7 @@ impl Ctx<'_, '_> {
         } else {
             (&op.hlc, held_hlc)
         };
-        let reason = format!(
-            "edit from {} lost to {} ({loser} < {winner})",
-            loser.device, winner.device
-        );
+        let reason = conflict_note(&loser.device, &winner.device, loser, winner);
         self.tx.sync_note(entity, &reason, self.now)?;
         Ok(())
     }
@@ -205,6 +218,24 @@ impl Ctx<'_, '_> {
                     tx.delete_calendar(c.id)?;
                 }
             }
+            Body::CalendarWork {
+                calendar,
+                week,
+                holidays,
+            } => {
+                let Some(cal) = self.calendar(calendar)? else {
+                    return Ok(Vec::new());
+                };
+                crate::workdays::set_in(
+                    tx,
+                    cal,
+                    *week,
+                    *holidays,
+                    self.now,
+                    self.until,
+                    self.floating,
+                )?;
+            }
             Body::SeriesPut { calendar, uid, ics } => {
                 let Some(comps) = self.components(uid, ics)? else {
                     return Ok(Vec::new());
@@ -221,9 +252,27 @@ impl Ctx<'_, '_> {
         Ok(Vec::new())
     }
 
-    /// Writes a series into calendar `cal_uid` (created under a stand-in
-    /// name when its `calendar.put` has not arrived yet, unless the
-    /// calendar was deleted: then only the register is kept).
+    /// Calendar `cal_uid`, created under a stand-in name when its
+    /// `calendar.put` has not arrived yet; `None` when the calendar was
+    /// deleted (then only the op's register is kept).
+    fn calendar(&self, cal_uid: &str) -> Result<Option<kairos_store::Calendar>, EngineError> {
+        let tx = self.tx;
+        if let Some(c) = tx.calendar_by_uid(cal_uid)? {
+            return Ok(Some(c));
+        }
+        let tomb = tx
+            .register(&format!("calendar/{cal_uid}"))?
+            .is_some_and(|r| r.deleted);
+        if tomb {
+            return Ok(None);
+        }
+        let short: String = cal_uid.chars().take(8).collect();
+        let id = tx.ensure_calendar_uid(cal_uid, &format!("Calendar {short}"), self.now)?;
+        Ok(tx.calendars()?.into_iter().find(|c| c.id == id))
+    }
+
+    /// Writes a series into calendar `cal_uid` (see [`Self::calendar`]; a
+    /// delete never creates one).
     fn write(
         &self,
         cal_uid: &str,
@@ -231,22 +280,12 @@ impl Ctx<'_, '_> {
         comps: &[Event],
     ) -> Result<Vec<Withdrawal>, EngineError> {
         let tx = self.tx;
-        let cal = match tx.calendar_by_uid(cal_uid)? {
-            Some(c) => c,
-            None => {
-                let tomb = tx
-                    .register(&format!("calendar/{cal_uid}"))?
-                    .is_some_and(|r| r.deleted);
-                if tomb || comps.is_empty() {
-                    return Ok(Vec::new());
-                }
-                let short: String = cal_uid.chars().take(8).collect();
-                let id = tx.ensure_calendar_uid(cal_uid, &format!("Calendar {short}"), self.now)?;
-                match tx.calendars()?.into_iter().find(|c| c.id == id) {
-                    Some(c) => c,
-                    None => return Ok(Vec::new()),
-                }
-            }
+        let known = tx.calendar_by_uid(cal_uid)?;
+        if known.is_none() && comps.is_empty() {
+            return Ok(Vec::new());
+        }
+        let Some(cal) = known.map_or_else(|| self.calendar(cal_uid), |c| Ok(Some(c)))? else {
+            return Ok(Vec::new());
         };
         let t = Target {
             cal_id: cal.id,

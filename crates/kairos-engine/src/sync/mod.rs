@@ -93,6 +93,7 @@ pub(crate) fn register_of(body: &Body) -> Option<(String, bool)> {
     match body {
         Body::CalendarPut { calendar, .. } => Some((format!("calendar/{calendar}"), false)),
         Body::CalendarDelete { calendar } => Some((format!("calendar/{calendar}"), true)),
+        Body::CalendarWork { calendar, .. } => Some((format!("work/{calendar}"), false)),
         Body::SeriesPut { calendar, uid, .. } => Some((format!("series/{calendar}/{uid}"), false)),
         Body::SeriesDelete { calendar, uid } => Some((format!("series/{calendar}/{uid}"), true)),
         Body::ReminderDismiss { .. } | Body::ReminderSnooze { .. } => None,
@@ -162,7 +163,9 @@ pub(crate) fn merge_ack(tx: &Tx<'_>, base: &str, op: &Op) -> Result<AckState, St
 }
 
 /// Pairs the database: stores the identity and records a `put` of every
-/// calendar and series it keeps, so the account gets them. One transaction.
+/// calendar and series it keeps (and the working time of each calendar
+/// whose differs from the default), so the account gets them. One
+/// transaction.
 ///
 /// # Errors
 /// Store failures.
@@ -192,6 +195,7 @@ pub fn join(store: &mut Store, id: &Identity, now: DateTime<Utc>) -> Result<usiz
                 color: c.color.clone(),
             };
             n += usize::from(record(tx, body, now)?.is_some());
+            n += usize::from(crate::workdays::record_if_set(tx, c.id, now)?);
             let events = tx.events_of(c.id)?;
             let mut uids: Vec<&str> = events.iter().map(|e| e.uid.as_str()).collect();
             uids.dedup();

@@ -59,6 +59,13 @@ pub fn body() -> impl Strategy<Value = Body> {
             .prop_map(|calendar| Body::CalendarDelete { calendar }),
         (cal.clone(), uid.clone(), "[A-Z:\r\n]{0,20}")
             .prop_map(|(calendar, uid, ics)| Body::SeriesPut { calendar, uid, ics }),
+        (cal.clone(), 1u8..=127, any::<bool>()).prop_map(|(calendar, week, holidays)| {
+            Body::CalendarWork {
+                calendar,
+                week,
+                holidays,
+            }
+        }),
         (cal, uid).prop_map(|(calendar, uid)| Body::SeriesDelete { calendar, uid }),
         key.clone().prop_map(|key| Body::ReminderDismiss { key }),
         (key, 0i64..100_000).prop_map(|(key, s)| Body::ReminderSnooze { key, until: at(s) }),

@@ -179,7 +179,8 @@ fn unknown_fields_are_ignored_within_a_major_version() {
         msg,
         ClientMsg::Hello {
             cursor: 3,
-            client: "x".into()
+            client: "x".into(),
+            features: Vec::new(),
         }
     );
 }
@@ -219,8 +220,11 @@ fn instant() -> impl Strategy<Value = DateTime<Utc>> {
 
 fn client_msg() -> impl Strategy<Value = ClientMsg> {
     prop_oneof![
-        (any::<u64>(), "[ -~]{0,30}")
-            .prop_map(|(cursor, client)| ClientMsg::Hello { cursor, client }),
+        (any::<u64>(), "[ -~]{0,30}").prop_map(|(cursor, client)| ClientMsg::Hello {
+            cursor,
+            client,
+            features: vec!["calendar.work".into()],
+        }),
         history().prop_map(|mut ops| {
             ops.dedup_by(|a, b| a.id == b.id);
             ClientMsg::Push { ops }
@@ -237,7 +241,8 @@ fn server_msg() -> impl Strategy<Value = ServerMsg> {
             account: "alice".into(),
             device: A.into(),
             head,
-            snapshot
+            snapshot,
+            features: Vec::new(),
         }),
         history().prop_map(|ops| {
             let ops: Vec<SeqOp> = ops

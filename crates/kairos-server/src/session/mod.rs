@@ -45,6 +45,10 @@ struct Session<'a, S> {
     /// When the device last sent a frame (pongs included).
     heard: tokio::time::Instant,
     pending: FuturesOrdered<Pending>,
+    /// The device's client applies `calendar.work` ops (its hello named
+    /// the feature): an older client is never sent one, which it could
+    /// not decode.
+    work: bool,
 }
 
 pub(crate) async fn run<S>(
@@ -66,6 +70,7 @@ pub(crate) async fn run<S>(
         sent: 0,
         pending: FuturesOrdered::new(),
         heard: tokio::time::Instant::now(),
+        work: false,
     };
     let end = match s.hello(&mut stop).await {
         Ok(()) => s.live(&mut stop).await,
@@ -128,8 +133,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
             };
             match self.frame(frame)? {
                 None => continue,
-                Some(ClientMsg::Hello { cursor, client }) => {
-                    tracing::debug!(device = %self.auth.device, cursor, client, "hello");
+                Some(ClientMsg::Hello {
+                    cursor,
+                    client,
+                    features,
+                }) => {
+                    tracing::debug!(device = %self.auth.device, cursor, client, ?features, "hello");
+                    self.work = features.iter().any(|f| f == kairos_proto::FEATURE_WORK);
                     break cursor;
                 }
                 Some(_) => {
@@ -159,6 +169,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
             device: self.auth.device.clone(),
             head: log.head,
             snapshot,
+            features: kairos_proto::FEATURES
+                .iter()
+                .map(|f| (*f).to_owned())
+                .collect(),
         })
         .await?;
         self.sent = if snapshot { 0 } else { cursor };
@@ -202,12 +216,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
             let Some(last) = batch.last().map(|s| s.seq) else {
                 return Ok(());
             };
-            let ops: Vec<SeqOp> = if skip_own {
-                let me = &self.auth.device;
-                batch.into_iter().filter(|s| s.op.device != *me).collect()
-            } else {
-                batch
-            };
+            let me = &self.auth.device;
+            let ops: Vec<SeqOp> = batch
+                .into_iter()
+                .filter(|s| !(skip_own && s.op.device == *me) && self.understands(s))
+                .collect();
             if !ops.is_empty() {
                 self.send(&ServerMsg::Ops {
                     ops,
@@ -291,11 +304,20 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
             Committed::Ops {
                 from, ops, head, ..
             } if *from != self.auth.device => {
-                let fresh: Vec<SeqOp> = ops.iter().filter(|s| s.seq > self.sent).cloned().collect();
+                let fresh: Vec<SeqOp> = ops
+                    .iter()
+                    .filter(|s| s.seq > self.sent && self.understands(s))
+                    .cloned()
+                    .collect();
                 self.send_live(fresh, *head).await
             }
             _ => Ok(()),
         }
+    }
+
+    /// Whether the device's client can decode this op (see `work`).
+    fn understands(&self, s: &SeqOp) -> bool {
+        self.work || !matches!(s.op.body, kairos_proto::Body::CalendarWork { .. })
     }
 
     /// Sends live ops, split so that no message is over the frame limit.

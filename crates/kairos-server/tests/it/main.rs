@@ -7,6 +7,7 @@
 mod batches;
 mod durability;
 mod embed;
+mod features;
 mod limits;
 mod pairing;
 mod support;

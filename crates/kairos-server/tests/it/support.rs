@@ -258,6 +258,8 @@ pub struct Hello {
     pub batches: Vec<(usize, usize)>,
     pub head: u64,
     pub snapshot: bool,
+    /// The op kinds the server said it takes beyond v1's first six.
+    pub features: Vec<String>,
     pub ops: Vec<SeqOp>,
     pub caught_up: u64,
 }
@@ -310,11 +312,18 @@ impl Client {
         }
     }
 
-    /// `hello` with `cursor`, through `caught_up`.
+    /// `hello` with `cursor`, through `caught_up` (a client of v1's first
+    /// release: no features).
     pub async fn hello(&mut self, cursor: u64) -> Hello {
+        self.hello_with(cursor, Vec::new()).await
+    }
+
+    /// `hello` naming `features`, through `caught_up`.
+    pub async fn hello_with(&mut self, cursor: u64, features: Vec<String>) -> Hello {
         self.send(&ClientMsg::Hello {
             cursor,
             client: "kairos-server tests".into(),
+            features,
         })
         .await;
         let ServerMsg::Welcome {
@@ -322,6 +331,7 @@ impl Client {
             device,
             head,
             snapshot,
+            features,
         } = self.recv().await
         else {
             panic!("no welcome")
@@ -341,6 +351,7 @@ impl Client {
                         batches,
                         head,
                         snapshot,
+                        features,
                         ops,
                         caught_up,
                     };

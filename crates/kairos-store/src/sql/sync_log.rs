@@ -111,11 +111,19 @@ impl Tx<'_> {
 impl Reader<'_> {
     /// The oldest `n` ops of the outbox.
     pub fn outbox_peek(&self, n: usize) -> Result<Vec<OutboxRow>> {
+        self.outbox_after(0, n)
+    }
+
+    /// The oldest `n` ops of the outbox after position `seq` (past ops a
+    /// client holds back for a server that does not take them yet).
+    pub fn outbox_after(&self, seq: i64, n: usize) -> Result<Vec<OutboxRow>> {
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT seq, op_id, op FROM outbox ORDER BY seq LIMIT ?1")
+            .prepare_cached(
+                "SELECT seq, op_id, op FROM outbox WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+            )
             .at(self.ctx)?;
-        stmt.query_map([limit(n)], |r| {
+        stmt.query_map(params![seq, limit(n)], |r| {
             Ok(OutboxRow {
                 seq: r.get(0)?,
                 op_id: r.get(1)?,

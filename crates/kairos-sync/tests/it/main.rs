@@ -11,3 +11,4 @@ mod pairing;
 mod protocol;
 mod state;
 mod support;
+mod work;
