@@ -5,10 +5,12 @@
 
 use std::sync::Arc;
 
+use kairos_app::SyncAccounts;
 use kairos_app::api::{
-    ApiError, AppStatus, CalendarInfo, CalendarInput, DeleteEvent, EventDetail, EventDraft,
-    EventRef, ExportIcs, ImportIcs, ImportSummary, MoveEvent, Occurrences, Pause, RangeQuery,
-    SaveEvent, Settings, ShownReminder, SnoozeRequest, TaskItem, events,
+    ApiError, AppStatus, CalendarInfo, CalendarInput, DeleteEvent, DeviceView, EventDetail,
+    EventDraft, EventRef, ExportIcs, ImportIcs, ImportSummary, JoinRequest, MoveEvent, Occurrences,
+    PairingCode, Pause, RangeQuery, SaveEvent, Settings, ShownReminder, SnoozeRequest, SyncAccount,
+    TaskItem, events,
 };
 use tauri::{Emitter, State};
 use tauri_plugin_autostart::ManagerExt;
@@ -182,6 +184,59 @@ pub async fn ui_ready(s: S<'_>) -> R<()> {
     Ok(())
 }
 
+/// Runs a Settings → Sync request on the blocking pool with its own store
+/// connection: it may wait on the network (up to `kairos_app::sync_account::LIMIT`),
+/// so the app's lock is not held meanwhile and the UI stays usable.
+async fn sync_call<T: Send + 'static>(
+    s: &S<'_>,
+    f: impl FnOnce(&SyncAccounts, chrono::DateTime<chrono::Utc>) -> R<T> + Send + 'static,
+) -> R<T> {
+    let me = Arc::clone(s);
+    tauri::async_runtime::spawn_blocking(move || {
+        // The lock only for the path (it may wait for an import).
+        let accounts = me.lock().sync_accounts();
+        f(&accounts, me.now())
+    })
+    .await
+    .map_err(|e| ApiError::internal(format!("command failed: {e}")))?
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn sync_account(s: S<'_>) -> R<SyncAccount> {
+    sync_call(&s, |a, _| a.account()).await
+}
+
+/// Joins; the host starts the live connection at once.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn sync_join(s: S<'_>, request: JoinRequest) -> R<SyncAccount> {
+    let joined = sync_call(&s, move |a, now| a.join(&request, now)).await?;
+    s.wake.account_changed();
+    Ok(joined)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn sync_pair(s: S<'_>) -> R<PairingCode> {
+    sync_call(&s, |a, _| a.pair()).await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn sync_devices(s: S<'_>) -> R<Vec<DeviceView>> {
+    sync_call(&s, |a, _| a.devices()).await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn sync_revoke(s: S<'_>, device: String) -> R<()> {
+    sync_call(&s, move |a, _| a.revoke(&device)).await
+}
+
+/// Leaves; the host stops the live connection.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn sync_leave(s: S<'_>, force: bool) -> R<SyncAccount> {
+    let left = sync_call(&s, move |a, _| a.leave(force)).await?;
+    s.wake.account_changed();
+    Ok(left)
+}
+
 /// The handler with every command; `kairos_app::bindings::COMMAND_NAMES`
 /// lists the same names (checked by the test below).
 #[macro_export]
@@ -212,6 +267,12 @@ macro_rules! handler {
             commands::list_tasks,
             commands::complete_task,
             commands::ui_ready,
+            commands::sync_account,
+            commands::sync_join,
+            commands::sync_pair,
+            commands::sync_devices,
+            commands::sync_revoke,
+            commands::sync_leave,
         ]
     };
 }

@@ -85,8 +85,8 @@ fn run(shared: &Arc<Shared>, db: PathBuf) -> anyhow::Result<()> {
         forward_sync(shared, &mut sync).await;
         loop {
             tokio::select! {
-                // Ends when no live connection runs (not paired, or it
-                // stopped): the last state stays shown.
+                // The host follows the pairing (a join or leave in
+                // Settings → Sync or from the CLI): the state goes on.
                 changed = sync.changed(), if sync_open => match changed {
                     Ok(()) => forward_sync(shared, &mut sync).await,
                     Err(_) => sync_open = false,

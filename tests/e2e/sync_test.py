@@ -2,10 +2,14 @@
 `kairos-server` process on 127.0.0.1 and a second device that is the
 `kairos` CLI (issue #18, the part that works today).
 
-1. a server (port 0, its address read from the line it prints), an invite;
-   the app's database joins the account, a second database (the CLI device)
-   joins with a code the first one made;
-2. the app starts: its engine host holds the live sync connection;
+1. a server (port 0, its address read from the line it prints); the app
+   starts on a database that is not paired; in Settings → Sync a Join
+   against a listener that accepts and never answers ends with "did not
+   answer" within 15 s while the dialog stays usable; then the app joins
+   with an invite through the same form, and "Add a device" gives the
+   code the second database (the CLI device) joins with;
+2. with no restart, the app's engine host starts the live sync
+   connection (the status bar says "synced");
 3. an event imported on the CLI device reaches the app over sync and its
    reminder fires there (the test's notification server gets the Notify);
 4. `kairos dismiss KEY` on the CLI device -> the app closes that
@@ -22,7 +26,9 @@
    "offline" within 60 s; an event made in the app meanwhile waits in the
    outbox and the indicator counts it; the server restarted on the same
    port -> "synced" again with nothing waiting. The tray's menu (through
-   the fake StatusNotifierWatcher) has the same line each time.
+   the fake StatusNotifierWatcher) has the same line each time;
+7. Leave in Settings → Sync (confirmed): the indicator goes, and the CLI
+   device's list shows the app's device revoked.
 
 Run under one session bus and one X display (tests/e2e/run_app_test.sh
 sync_test.py APP): KAIROS_BIN and KAIROS_SERVER_BIN name the CLI and the
@@ -32,6 +38,7 @@ server (default: beside APP). Every wait is on an event with a timeout.
 import datetime as dt
 import json
 import os
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -212,20 +219,80 @@ def check_indicator(s, server, url):
     return server
 
 
+PANEL_JS = "const e = document.querySelector('#sync-panel'); return e && e.dataset.state;"
+
+
+def open_sync(s, want):
+    """Opens Settings → Sync and waits for the panel in state `want`."""
+    s.wait_for("#settings-btn", timeout=10).click()
+    s.wait_for("#set-tab-sync", timeout=10).click()
+    s.wait_until(lambda: s.execute(PANEL_JS) == want, timeout=20, message="sync panel %r" % want)
+
+
+def fill(s, css, text):
+    e = s.wait_for(css, timeout=10)
+    e.clear()
+    e.send_keys(text)
+
+
+def join_in_app(s, url):
+    """Step 1 in the app: a silent server first, then the real join and a code."""
+    open_sync(s, "unpaired")
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # accepted by the kernel, never read
+    try:
+        fill(s, "#sync-server", "ws://127.0.0.1:%d" % silent.getsockname()[1])
+        fill(s, "#sync-code", invite("me"))
+        fill(s, "#sync-name", "desktop")
+        t0 = time.monotonic()
+        s.find("#sync-join").click()
+        # The dialog stays usable while the request waits.
+        s.find("#set-tab-general").click()
+        assert s.execute("return document.querySelector('#set-general').hidden") is False
+        s.find("#set-tab-sync").click()
+        s.wait_for("#sync-error:not([hidden])", timeout=15)
+        text = s.find("#sync-error").text()
+        assert "did not answer in time" in text, text
+        app.step("a server that never answers: %r after %.1f s" % (text, time.monotonic() - t0))
+    finally:
+        silent.close()
+    fill(s, "#sync-server", url)
+    fill(s, "#sync-code", invite("me"))
+    s.find("#sync-join").click()
+    s.wait_until(lambda: s.execute(PANEL_JS) == "paired", timeout=20, message="joined in the app")
+    assert s.find("#sync-account-id").text() == "me"
+    s.find("#sync-add").click()
+    code = s.wait_for("#sync-new-code", timeout=20).text()
+    app.step("joined through Settings → Sync; Add a device gave %s" % code)
+    s.find("#settings .dialog-actions .ghost").click()
+    return code
+
+
+def leave_in_app(s):
+    """Step 7: Leave (confirmed) stops the live connection."""
+    open_sync(s, "paired")
+    s.find("#sync-leave").click()
+    s.wait_for("#sync-leave-confirm", timeout=10).click()
+    s.wait_until(lambda: s.execute(PANEL_JS) == "unpaired", timeout=20, message="left in the app")
+    s.find("#settings .dialog-actions .ghost").click()
+    indicator(s, "hidden", 20, "no sync after Leave")
+    app.step("left in Settings → Sync: the indicator is gone")
+
+
 def main():
     notifyd = nc.start_server(app.LOG)
     tray = trayctl.start_host(app.TRAY_LOG)
     server, url = start_server()
     drv = None
     try:
-        app.step("server at %s; pairing the app's database and a CLI device" % url)
-        desk = kairos(app.DB, "sync", "join", url, invite("me"), "--name", "desktop")[0]
-        code = kairos(app.DB, "sync", "pair")[0]["code"]
-        laptop = kairos(OTHER, "sync", "join", url, code, "--name", "laptop")[0]
-        assert desk["device"] != laptop["device"], (desk, laptop)
-
+        app.step("server at %s; the app starts on a database that is not paired" % url)
         drv, s = app.launch(0)
-        app.step("app up on the paired database: %r" % indicator(s, "synced", 30, "after start"))
+        indicator(s, "hidden", 10, "not paired")
+        code = join_in_app(s, url)
+        laptop = kairos(OTHER, "sync", "join", url, code, "--name", "laptop")[0]
+        app.step("the CLI device joined with the app's code: %s" % laptop["device"])
+        app.step("app synced with no restart: %r" % indicator(s, "synced", 30, "after the join"))
         app.step("importing on the CLI device")
         start = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(seconds=20)
         path = os.path.join(app.WORK, "standup.ics")
@@ -246,6 +313,9 @@ def main():
         app.until(lambda: state(key) == "acknowledged", 10, "acknowledged in the app's database")
         check_here_only(s)
         server = check_indicator(s, server, url)
+        leave_in_app(s)
+        listed = {d["name"]: d for d in kairos(OTHER, "sync", "devices")}
+        assert listed["desktop"]["revoked"], listed
         app.step("PASS")
     finally:
         if drv is not None:

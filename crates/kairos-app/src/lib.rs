@@ -3,7 +3,8 @@
 //! event editing with "this / this and following / all", the views' window
 //! queries, the reminder window's list, snooze and dismiss (everywhere or here only), settings; and the
 //! notification ids that let a restarted app replace, not repeat, what it
-//! showed ([`shown`]).
+//! showed ([`shown`]); and Settings → Sync ([`SyncAccounts`]: join, pair
+//! with a QR code, devices, revoke, leave; failures as stable error kinds).
 //!
 //! It knows no Tauri, no webview and no D-Bus: `src-tauri` wraps each method
 //! of [`App`] in a `#[tauri::command]` of the same name and does nothing
@@ -34,6 +35,8 @@ mod reminders;
 mod service;
 mod settings;
 pub mod shown;
+pub mod sync_account;
+mod sync_errors;
 mod sync_status;
 mod task_edit;
 mod tasks;
@@ -42,6 +45,7 @@ mod views;
 pub use error::ApiResult;
 pub use policy::DeliveryPolicy;
 pub use service::App;
+pub use sync_account::SyncAccounts;
 
 /// The IPC commands, declared once: name, argument (name and type) and
 /// result. `src-tauri` registers a command of each name; the TypeScript
@@ -75,6 +79,12 @@ macro_rules! ipc_commands {
             list_tasks() -> Vec<TaskItem>;
             complete_task(event: EventRef) -> ();
             ui_ready() -> ();
+            sync_account() -> SyncAccount;
+            sync_join(request: JoinRequest) -> SyncAccount;
+            sync_pair() -> PairingCode;
+            sync_devices() -> Vec<DeviceView>;
+            sync_revoke(device: String) -> ();
+            sync_leave(force: bool) -> SyncAccount;
         }
     };
 }

@@ -70,6 +70,13 @@ impl App {
         &self.path
     }
 
+    /// Settings → Sync on this database (used without the app's lock: its
+    /// requests wait on the network).
+    #[must_use]
+    pub fn sync_accounts(&self) -> crate::SyncAccounts {
+        crate::SyncAccounts::new(&self.path)
+    }
+
     /// The store (for the shell's engine wiring and tests).
     pub fn store(&mut self) -> &mut Store {
         &mut self.store

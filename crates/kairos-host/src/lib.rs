@@ -20,7 +20,11 @@
 //!    acknowledgements from other devices withdraw what is shown here, and
 //!    a local change (the notice, [`Host::changed`]) is pushed at once;
 //!    its state (connected, offline since, refused, the outbox's length)
-//!    is published as it changes ([`Host::sync_state`]);
+//!    is published as it changes ([`Host::sync_state`]). The pairing is
+//!    followed while the host runs: a join (in the app, told through
+//!    [`Waker::account_changed`], or `kairos sync join` in a terminal,
+//!    which notifies the lock holder) starts the connection, a leave stops
+//!    it, with no restart;
 //! 6. the ICS subscriptions' refresh loop ([`kairos_feeds::runner`]) on a
 //!    thread of its own: due feeds are fetched (jittered interval, backoff,
 //!    `Retry-After`); a refresh that changed a calendar wakes the engine,
@@ -107,7 +111,7 @@ pub struct Host {
     wake: Waker,
     notices: NoticeSender,
     events: broadcast::Receiver<EngineEvent>,
-    sync: Option<sync::Link>,
+    sync: Option<sync::Supervisor>,
     feeds: Option<feeds::Feeds>,
     /// The live connection's state ([`Phase::NotPaired`] when none runs).
     sync_state: watch::Receiver<LinkState>,
@@ -123,6 +127,9 @@ pub struct Waker {
     outbox: Arc<Notify>,
     /// The subscriptions' loop looks again (a new subscription).
     feeds: Arc<Notify>,
+    /// The database joined or left a sync account (the live connection
+    /// starts or stops).
+    account: Arc<Notify>,
 }
 
 impl Waker {
@@ -132,6 +139,12 @@ impl Waker {
         self.changed.notify_one();
         self.outbox.notify_one();
         self.feeds.notify_one();
+    }
+
+    /// This process joined or left a sync account on the database: the
+    /// host starts or stops its live connection (no restart needed).
+    pub fn account_changed(&self) {
+        self.account.notify_one();
     }
 
     /// The database was changed by someone else: [`Waker::wake`], and tell
@@ -214,10 +227,17 @@ impl Host {
                 floating,
                 horizon,
             };
-            match sync::Link::start(&db, applier, &host.wake, &host.notices, state) {
-                Ok(link) => host.sync = link,
+            let setup = sync::Setup {
+                db: db.clone(),
+                applier,
+                wake: host.wake.clone(),
+                notices: host.notices.clone(),
+                state,
+            };
+            match sync::Supervisor::start(setup, host.events.resubscribe()) {
+                Ok(s) => host.sync = Some(s),
                 // Reminders must not depend on sync: the engine runs on, and
-                // the state stays "not paired" (its sender is gone).
+                // the state stays "not paired".
                 Err(e) => eprintln!("kairos: sync not started: {e}"),
             }
         }
@@ -258,13 +278,13 @@ impl Host {
     /// Whether the live sync connection runs (the database is paired).
     #[must_use]
     pub fn syncing(&self) -> bool {
-        self.sync.is_some()
+        self.sync.as_ref().is_some_and(sync::Supervisor::syncing)
     }
 
     /// The live sync connection's state, pushed as it changes: connecting,
     /// connected (with the last sync), offline since, refused, and how many
-    /// local changes wait in the outbox. [`Phase::NotPaired`] on a database
-    /// that is not paired (it stays so until the host is restarted).
+    /// local changes wait in the outbox. [`Phase::NotPaired`] while the
+    /// database is not paired.
     #[must_use]
     pub fn sync_state(&self) -> watch::Receiver<LinkState> {
         self.sync_state.clone()
@@ -291,8 +311,8 @@ impl Host {
         if let Some(s) = self.shutdown.take() {
             let _ = s.send(());
         }
-        if let Some(link) = self.sync.take() {
-            link.stop();
+        if let Some(sup) = self.sync.take() {
+            sup.stop();
         }
         if let Some(feeds) = self.feeds.take() {
             feeds.stop();

@@ -14,7 +14,7 @@ kind: ErrorKind,
  */
 message: string, };
 
-export type ErrorKind = "invalid" | "not_found" | "store" | "io" | "internal";
+export type ErrorKind = "invalid" | "not_found" | "store" | "io" | "internal" | "sync_bad_url" | "sync_unreachable" | "sync_timeout" | "sync_tls" | "sync_not_kairos" | "sync_version" | "sync_code_wrong" | "sync_code_used" | "sync_code_expired" | "sync_revoked" | "sync_not_paired" | "sync_already_paired" | "sync_server";
 
 export type CalendarInfo = { 
 /**
@@ -559,6 +559,94 @@ waiting: number, };
 
 export type SyncState = "off" | "syncing" | "synced" | "offline" | "error";
 
+export type SyncAccount = { 
+/**
+ * Joined an account (the fields below are set).
+ */
+paired: boolean, 
+/**
+ * The server, `ws://HOST:PORT` or `wss://…`.
+ */
+server: string | null, 
+/**
+ * The account's id.
+ */
+account: string | null, 
+/**
+ * This device's id on the account.
+ */
+device: string | null, 
+/**
+ * The name this device joined with in the app; `null` when it joined
+ * from the CLI (the device list has it then).
+ */
+device_name: string | null, };
+
+export type JoinRequest = { 
+/**
+ * `ws://HOST:PORT` or `wss://HOST:PORT` (a bare `HOST:PORT` is taken
+ * as `ws://`).
+ */
+server: string, 
+/**
+ * The one-time pairing code (`kairos-server invite`, or "Add a
+ * device" on a paired device); case and dashes do not matter.
+ */
+code: string, 
+/**
+ * This device's name on the account; empty: the computer's name.
+ */
+device_name: string, };
+
+export type PairingCode = { 
+/**
+ * The code, as the other device types it.
+ */
+code: string, 
+/**
+ * When it stops working, instant.
+ */
+expires_at: string, 
+/**
+ * The server and code in one link (`kairos://join?server=…&code=…`),
+ * what the QR code holds.
+ */
+link: string, 
+/**
+ * The QR code of `link`, an SVG document.
+ */
+qr_svg: string, };
+
+export type DeviceView = { 
+/**
+ * Its id (for revoke).
+ */
+device: string, 
+/**
+ * The name it joined with.
+ */
+name: string, 
+/**
+ * When it joined, instant.
+ */
+created_at: string, 
+/**
+ * When it last opened a session, instant; `null`: never.
+ */
+last_seen: string | null, 
+/**
+ * It has a session open now.
+ */
+connected: boolean, 
+/**
+ * Revoked: its token no longer works.
+ */
+revoked: boolean, 
+/**
+ * This device.
+ */
+this_device: boolean, };
+
 export type Pause = "hour" | "until_tomorrow" | "off";
 
 export type TaskMark = { 
@@ -633,6 +721,12 @@ export function makeCommands(invoke: Invoke) {
     list_tasks: (): Promise<Array<TaskItem>> => invoke<Array<TaskItem>>("list_tasks"),
     complete_task: (event: EventRef): Promise<null> => invoke<null>("complete_task", { event }),
     ui_ready: (): Promise<null> => invoke<null>("ui_ready"),
+    sync_account: (): Promise<SyncAccount> => invoke<SyncAccount>("sync_account"),
+    sync_join: (request: JoinRequest): Promise<SyncAccount> => invoke<SyncAccount>("sync_join", { request }),
+    sync_pair: (): Promise<PairingCode> => invoke<PairingCode>("sync_pair"),
+    sync_devices: (): Promise<Array<DeviceView>> => invoke<Array<DeviceView>>("sync_devices"),
+    sync_revoke: (device: string): Promise<null> => invoke<null>("sync_revoke", { device }),
+    sync_leave: (force: boolean): Promise<SyncAccount> => invoke<SyncAccount>("sync_leave", { force }),
   };
 }
 
@@ -662,4 +756,10 @@ export const COMMAND_NAMES = [
   "list_tasks",
   "complete_task",
   "ui_ready",
+  "sync_account",
+  "sync_join",
+  "sync_pair",
+  "sync_devices",
+  "sync_revoke",
+  "sync_leave",
 ] as const;

@@ -10,7 +10,12 @@ import { EVENTS, makeCommands, type ApiError, type ErrorKind, type Invoke } from
 
 export * from "./bindings";
 
-const KINDS: readonly ErrorKind[] = ["invalid", "not_found", "store", "io", "internal"];
+const KINDS: readonly ErrorKind[] = [
+  "invalid", "not_found", "store", "io", "internal",
+  "sync_bad_url", "sync_unreachable", "sync_timeout", "sync_tls", "sync_not_kairos", "sync_version",
+  "sync_code_wrong", "sync_code_used", "sync_code_expired", "sync_revoked", "sync_not_paired",
+  "sync_already_paired", "sync_server",
+];
 
 /** Whatever a command rejected with, as an `ApiError`. */
 export function toApiError(e: unknown): ApiError {

@@ -9,6 +9,7 @@ import type {
   MoveEvent, OccurrenceView, Occurrences, RangeQuery, SaveEvent, Settings, ShownReminder, SnoozeRequest, SyncStatus,
   TaskItem,
 } from "../ipc/bindings";
+import { FakeSync } from "./sync";
 import { addDays, addMinutes, isLastWeekdayOfMonth, nowWall, parseWall, toDateStr, toMinuteStr, toWallStr, weekdayCode } from "../lib/dates";
 import { capPerDay, perDayError } from "./per-day";
 import { FAKE_ZONE, seed, ZONES, type StoredEvent } from "./seed";
@@ -55,6 +56,8 @@ export class FakeBackend {
   pausedUntil: string | null = null;
   /** What `app_status` says of sync (a test changes it and emits `kairos://sync-changed`). */
   sync: SyncStatus = { state: "synced", last_sync_at: new Date(Date.now() - 4 * 60_000).toISOString(), since: null, reason: null, waiting: 0 };
+  /** Settings → Sync's account and devices. */
+  readonly accounts = new FakeSync();
   readonly calls: Call[] = [];
   /** Edits that lost to another device's later edit, by event uid (`get_event`'s `history`). */
   history: Record<string, LostEdit[]> = {
@@ -115,6 +118,18 @@ export class FakeBackend {
       case "list_tasks": return this.listTasks();
       case "complete_task": return this.completeTask(a("event"));
       case "ui_ready": return this.onReady?.() ?? null;
+      case "sync_account":
+      case "sync_join":
+      case "sync_pair":
+      case "sync_devices":
+      case "sync_revoke":
+      case "sync_leave": {
+        const out = this.accounts.handle(cmd, args);
+        this.sync = this.accounts.account.paired
+          ? { ...this.sync, state: this.sync.state === "off" ? "synced" : this.sync.state }
+          : { state: "off", last_sync_at: null, since: null, reason: null, waiting: 0 };
+        return out;
+      }
       case "plugin:dialog|open": return "/home/me/holidays.ics";
       case "plugin:dialog|save": return "/home/me/export.ics";
       default: throw { kind: "internal", message: `no command ${cmd}` } satisfies ApiError;

@@ -1,7 +1,8 @@
 /**
- * The settings dialog (`#settings`): language, theme, display time zone,
- * week start, snooze choices and the notification's snooze, quiet hours,
- * start at login, default calendar.
+ * The settings dialog (`#settings`), two tabs. General: language, theme,
+ * display time zone, week start, snooze choices and the notification's
+ * snooze, quiet hours, start at login, default calendar. Sync: the sync
+ * account (`sync-settings.ts`; it acts at once, Save is for General).
  */
 import { api, type Settings } from "../ipc";
 import { parseMinutesList, snoozeLabel } from "../lib/alarms";
@@ -9,9 +10,18 @@ import { explain } from "../lib/errors";
 import { t } from "../i18n";
 import { loadStatus, setSettings, state } from "../state";
 import { dialogHeader, field, h, option, showDialog, toast } from "./dom";
+import { syncPanel } from "./sync-settings";
 import { tzPicker } from "./tz-picker";
 
+export type SettingsTab = "general" | "sync";
+
+/** Opens the settings on the General tab (a toolbar button's handler). */
 export function openSettings(): void {
+  openSettingsAt("general");
+}
+
+/** Opens the settings on `tab`. */
+export function openSettingsAt(tab: SettingsTab): void {
   const s = state.settings;
   const close = (): void => dlg.close();
   const language = h(
@@ -62,32 +72,55 @@ export function openSettings(): void {
   const error = h("p", { id: "set-error", role: "alert", class: "form-error", hidden: true });
   const save = h("button", { type: "submit", id: "set-save", class: "primary" }, t("common.save"));
 
+  const general = h(
+    "div",
+    { class: "dialog-body settings-grid", id: "set-general", role: "tabpanel" },
+    h("div", { class: "row" }, field(t("set.language"), language), field(t("set.theme"), theme)),
+    h("div", { class: "row" }, field(t("set.tz"), tz.el), field(t("set.weekStart"), week)),
+    h("div", { class: "row" }, field(t("set.snoozeChoices"), snoozes, h("span", { class: "hint" }, t("set.snoozeHint"))), field(t("set.defaultSnooze"), defSnooze)),
+    h(
+      "div",
+      { class: "field" },
+      h("label", { class: "check" }, quietOn, t("set.quiet")),
+      h("div", { class: "row quiet-row" }, field(t("set.quietFrom"), quietFrom), field(t("set.quietTo"), quietTo)),
+      h("span", { class: "hint" }, t("set.quietHint")),
+    ),
+    h("div", { class: "row" }, field(t("set.defaultCalendar"), defCal), h("label", { class: "check" }, login, t("set.startAtLogin"))),
+    error,
+  );
+  const syncBody = h("div", { class: "dialog-body", id: "set-sync", role: "tabpanel", hidden: true });
+  const cancel = h("button", { type: "button", class: "ghost", onclick: close }, t("common.cancel"));
+  const tabGeneral = h("button", { type: "button", id: "set-tab-general", role: "tab", class: "tab" }, t("set.tab.general"));
+  const tabSync = h("button", { type: "button", id: "set-tab-sync", role: "tab", class: "tab" }, t("set.tab.sync"));
+  const select = (which: SettingsTab): void => {
+    const isSync = which === "sync";
+    tabGeneral.setAttribute("aria-selected", String(!isSync));
+    tabSync.setAttribute("aria-selected", String(isSync));
+    general.hidden = isSync;
+    syncBody.hidden = !isSync;
+    save.hidden = isSync;
+    cancel.textContent = isSync ? t("common.close") : t("common.cancel");
+    // The sync panel loads (from the database) when first shown.
+    if (isSync && !syncBody.firstChild) syncBody.append(syncPanel());
+  };
+  tabGeneral.addEventListener("click", () => select("general"));
+  tabSync.addEventListener("click", () => select("sync"));
   const form = h(
     "form",
     { novalidate: true },
     dialogHeader(t("set.title"), close),
-    h(
-      "div",
-      { class: "dialog-body settings-grid" },
-      h("div", { class: "row" }, field(t("set.language"), language), field(t("set.theme"), theme)),
-      h("div", { class: "row" }, field(t("set.tz"), tz.el), field(t("set.weekStart"), week)),
-      h("div", { class: "row" }, field(t("set.snoozeChoices"), snoozes, h("span", { class: "hint" }, t("set.snoozeHint"))), field(t("set.defaultSnooze"), defSnooze)),
-      h(
-        "div",
-        { class: "field" },
-        h("label", { class: "check" }, quietOn, t("set.quiet")),
-        h("div", { class: "row quiet-row" }, field(t("set.quietFrom"), quietFrom), field(t("set.quietTo"), quietTo)),
-        h("span", { class: "hint" }, t("set.quietHint")),
-      ),
-      h("div", { class: "row" }, field(t("set.defaultCalendar"), defCal), h("label", { class: "check" }, login, t("set.startAtLogin"))),
-      error,
-    ),
-    h("footer", { class: "dialog-actions" }, h("span", { class: "spacer" }), h("button", { type: "button", class: "ghost", onclick: close }, t("common.cancel")), save),
+    h("div", { class: "tabs", role: "tablist" }, tabGeneral, tabSync),
+    general,
+    syncBody,
+    h("footer", { class: "dialog-actions" }, h("span", { class: "spacer" }), cancel, save),
   );
+  select(tab);
   const dlg = h("dialog", { id: "settings" }, form);
 
   form.addEventListener("submit", (e) => {
     e.preventDefault();
+    // Enter in a sync field is not a Save of the General tab.
+    if (!syncBody.hidden) return;
     const choices = parseMinutesList(snoozes.value);
     if (!choices) {
       error.textContent = t("set.snoozeInvalid");

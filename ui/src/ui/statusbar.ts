@@ -6,6 +6,7 @@ import { syncView } from "../lib/sync";
 import { locale, t } from "../i18n";
 import { state, subscribe, loadStatus } from "../state";
 import { h, option, toast } from "./dom";
+import { openSettingsAt } from "./settings";
 
 export function statusBar(): HTMLElement {
   const el = h("footer", { id: "statusbar", class: "statusbar" });
@@ -51,7 +52,7 @@ export function statusBar(): HTMLElement {
     const sync = syncView(s.sync, tz, locale());
     if (sync) {
       parts.push(
-        h("span", { id: "status-sync", class: `sync sync-${sync.tone}`, "data-state": s.sync.state, title: sync.title }, h("span", { class: "sync-dot", "aria-hidden": "true" }), sync.text),
+        h("span", { id: "status-sync", class: `sync sync-${sync.tone}`, "data-state": s.sync.state, title: sync.title, role: "button", tabindex: "0", onclick: () => openSettingsAt("sync"), onkeydown: (e: KeyboardEvent) => e.key === "Enter" && openSettingsAt("sync") }, h("span", { class: "sync-dot", "aria-hidden": "true" }), sync.text),
       );
     }
     el.replaceChildren(...parts.filter((p): p is HTMLElement => p !== null));

@@ -1,7 +1,7 @@
 /**
  * The browser tests' page (mock.html): installs the in-memory backend with
  * `mockIPC`, then starts the real UI. `?lang=zh-CN`, `?theme=dark` seed the
- * fake's settings; `window.__kairos` lets a test read calls, make the next
+ * fake's settings (`?sync=off`: not paired); `window.__kairos` lets a test read calls, make the next
  * call of a command fail, and emit shell events.
  */
 import { emit } from "@tauri-apps/api/event";
@@ -17,6 +17,11 @@ const theme = params.get("theme");
 if (theme) settings.theme = theme;
 
 const fake = new FakeBackend(settings);
+// `?sync=off`: a database that never joined a sync account.
+if (params.get("sync") === "off") {
+  fake.accounts.unpair();
+  fake.sync = { state: "off", last_sync_at: null, since: null, reason: null, waiting: 0 };
+}
 mockIPC((cmd, args) => fake.handle(cmd, (args ?? {}) as Record<string, unknown>), { shouldMockEvents: true });
 
 declare global {

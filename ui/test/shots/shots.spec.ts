@@ -99,3 +99,21 @@ test("screenshots", async () => {
   await zh.page.waitForSelector("#editor");
   await zh.page.screenshot({ path: join(DIR, "zh-editor.png") });
 });
+
+test("sync settings", async () => {
+  const off = await open("sync=off");
+  await off.page.click("#settings-btn");
+  await off.page.click("#set-tab-sync");
+  await off.page.waitForSelector('#sync-panel[data-state="unpaired"]');
+  await off.page.screenshot({ path: join(DIR, "sync-join.png") });
+  for (const [query, name] of [["", "sync-devices.png"], ["theme=dark", "sync-devices-dark.png"], ["lang=zh-CN", "sync-devices-zh-CN.png"]] as const) {
+    const { page } = await open(query);
+    await page.click("#settings-btn");
+    await page.click("#set-tab-sync");
+    await page.waitForSelector(".device-row");
+    await page.click("#sync-add");
+    await page.waitForSelector(".sync-qr svg");
+    await page.click('.device-row[data-device="d-phone"] .device-revoke');
+    await page.screenshot({ path: join(DIR, name) });
+  }
+});

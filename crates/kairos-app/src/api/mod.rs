@@ -19,7 +19,7 @@ mod sync;
 mod tasks;
 pub use calendars::{CalendarInfo, CalendarInput};
 pub use history::LostEdit;
-pub use sync::{SyncState, SyncStatus};
+pub use sync::{DeviceView, JoinRequest, PairingCode, SyncAccount, SyncState, SyncStatus};
 pub use tasks::{TaskItem, TaskMark};
 
 /// An error as it crosses IPC: what kind, and a message for a person.
@@ -46,6 +46,34 @@ pub enum ErrorKind {
     Io,
     /// A bug or an unexpected state.
     Internal,
+    /// Sync: the server URL is not `ws://HOST:PORT` / `wss://HOST:PORT`.
+    SyncBadUrl,
+    /// Sync: nothing answers at that address (wrong host or port, server
+    /// down, no network).
+    SyncUnreachable,
+    /// Sync: the server took the connection and did not answer in time.
+    SyncTimeout,
+    /// Sync: the server's TLS certificate is not trusted.
+    SyncTls,
+    /// Sync: something answered, but not a Kairos sync server.
+    SyncNotKairos,
+    /// Sync: a Kairos server of another protocol version.
+    SyncVersion,
+    /// Sync: no such pairing code.
+    SyncCodeWrong,
+    /// Sync: the pairing code was used already.
+    SyncCodeUsed,
+    /// Sync: the pairing code expired.
+    SyncCodeExpired,
+    /// Sync: this device was revoked (or its token is unknown).
+    SyncRevoked,
+    /// Sync: the database is not paired.
+    SyncNotPaired,
+    /// Sync: the database is paired already (leave first).
+    SyncAlreadyPaired,
+    /// Sync: the server refused for another reason (rate limit, its own
+    /// failure): the message says.
+    SyncServer,
 }
 
 /// A reminder of an event, as the editor shows it.

@@ -53,3 +53,66 @@ impl SyncStatus {
         }
     }
 }
+
+/// The database's sync account, as Settings → Sync shows it. Read from the
+/// database alone (no network).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct SyncAccount {
+    /// Joined an account (the fields below are set).
+    pub paired: bool,
+    /// The server, `ws://HOST:PORT` or `wss://…`.
+    pub server: Option<String>,
+    /// The account's id.
+    pub account: Option<String>,
+    /// This device's id on the account.
+    pub device: Option<String>,
+    /// The name this device joined with in the app; `null` when it joined
+    /// from the CLI (the device list has it then).
+    pub device_name: Option<String>,
+}
+
+/// Settings → Sync → Join.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct JoinRequest {
+    /// `ws://HOST:PORT` or `wss://HOST:PORT` (a bare `HOST:PORT` is taken
+    /// as `ws://`).
+    pub server: String,
+    /// The one-time pairing code (`kairos-server invite`, or "Add a
+    /// device" on a paired device); case and dashes do not matter.
+    pub code: String,
+    /// This device's name on the account; empty: the computer's name.
+    pub device_name: String,
+}
+
+/// A new one-time code for another device ("Add a device").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct PairingCode {
+    /// The code, as the other device types it.
+    pub code: String,
+    /// When it stops working, instant.
+    pub expires_at: String,
+    /// The server and code in one link (`kairos://join?server=…&code=…`),
+    /// what the QR code holds.
+    pub link: String,
+    /// The QR code of `link`, an SVG document.
+    pub qr_svg: String,
+}
+
+/// One device of the account (the device list).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct DeviceView {
+    /// Its id (for revoke).
+    pub device: String,
+    /// The name it joined with.
+    pub name: String,
+    /// When it joined, instant.
+    pub created_at: String,
+    /// When it last opened a session, instant; `null`: never.
+    pub last_seen: Option<String>,
+    /// It has a session open now.
+    pub connected: bool,
+    /// Revoked: its token no longer works.
+    pub revoked: bool,
+    /// This device.
+    pub this_device: bool,
+}

@@ -7,6 +7,7 @@ mod history;
 mod keys;
 mod reminders;
 mod settings;
+mod sync;
 mod tasks;
 mod views;
 

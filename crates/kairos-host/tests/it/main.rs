@@ -1,7 +1,10 @@
 //! The engine host on a real database file: one per database, a change
 //! wakes it, another process's signal reaches subscribers as `Changed`.
-//! (Its live sync connection is tested end to end with the real server in
-//! kairos-cli's sync tests, through `kairos daemon`, which runs on it.)
+//! Its live sync connection follows the pairing (`pairing`); it is tested
+//! end to end with the real server in kairos-cli's sync tests too, through
+//! `kairos daemon`, which runs on it.
+
+mod pairing;
 
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
