@@ -241,10 +241,25 @@ impl Engine {
             j.began(&r.key, channel.name());
         }
         let limit = channel.timeout();
+        // Fixed before the channel's own timers start (a command's), so
+        // when both have passed the engine's is seen: a timeout is known
+        // as one, and its retry is marked `repeat`.
+        let deadline = tokio::time::Instant::now() + limit;
         self.flights.running.push(Box::pin(async move {
-            let (result, timed_out) = match tokio::time::timeout(limit, channel.deliver(&r)).await {
-                Ok(result) => (result.map_err(|e| (e.kind, e.message)), false),
-                Err(_) => (
+            let mut attempt = channel.deliver(&r);
+            // Most deliveries end at once: no timer for them.
+            let first = std::future::poll_fn(|cx| Poll::Ready(attempt.as_mut().poll(cx))).await;
+            let ended = match first {
+                Poll::Ready(result) => Some(result),
+                Poll::Pending => tokio::select! {
+                    biased;
+                    () = tokio::time::sleep_until(deadline) => None,
+                    result = &mut attempt => Some(result),
+                },
+            };
+            let (result, timed_out) = match ended {
+                Some(result) => (result.map_err(|e| (e.kind, e.message)), false),
+                None => (
                     Err((
                         FailureKind::Retryable,
                         format!("{} timed out after {limit:?}", channel.name()),
