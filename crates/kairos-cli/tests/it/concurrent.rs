@@ -34,7 +34,7 @@ impl Drop for Rig {
         };
         let pid = pid.trim();
         let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        if cmdline == b"sleep\01000\0" {
+        if cmdline == b"sleep\x001000\x00" {
             let _ = Command::new("kill").args(["-KILL", pid]).status();
         }
     }
