@@ -160,8 +160,9 @@ def close_latency(rig, n):
             rec = nc.wait_for_call(notify_log, "CloseNotification", timeout=15, id=ids[summary])
             lat.append(rec["t"] - t0 * 1000)
             cli.append((t1 - t0) * 1000)
-        log("the CLI's own run (open, dismiss, push, exit): p50 %.1f ms" % statistics.median(cli))
-        return lat
+        log("the CLI's own run (start, open, dismiss, push, exit): p50 %.0f ms, p99 %.0f ms"
+            % (pct(cli, 50), pct(cli, 99)))
+        return lat, cli
     finally:
         if app is not None:
             for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -253,12 +254,15 @@ def main():
     rows = []
     try:
         if "close" in parts:
-            lat = close_latency(rig, a.reminders)
+            lat, cli = close_latency(rig, a.reminders)
             p99 = pct(lat, 99)
             rows.append("| `kairos dismiss` on the other device → `CloseNotification` here, "
                         "%d reminders | p50 %.0f ms, p90 %.0f ms, p99 %.0f ms, max %.0f ms | "
                         "p99 ≤ 100 ms: %s |" % (len(lat), pct(lat, 50), pct(lat, 90), p99,
                                                 max(lat), "met" if p99 <= 100 else "NOT met"))
+            rows.append("| of which the `kairos dismiss` process itself (start to exit; it "
+                        "pushes before it exits) | p50 %.0f ms, p99 %.0f ms | |"
+                        % (pct(cli, 50), pct(cli, 99)))
         if "start" in parts:
             fv = first_views(rig, a.runs)
             base = statistics.median(x[0] for x in fv["no-sync"])
