@@ -6,7 +6,7 @@ TARGET := $(or $(CARGO_TARGET_DIR),target)
 PY := target/pyenv/bin/python
 ICS ?= docs/sample.ics
 
-.PHONY: run test deps ui ui-test lint unit differential e2e check-windows check-macos bench bench-engine bench-chaos bench-app fmt
+.PHONY: run test deps ui ui-test lint unit differential e2e check-windows check-macos bench bench-engine bench-chaos bench-app bench-app-sync fmt
 
 ## The main job: the desktop app. On a machine with no display (no $DISPLAY
 ## or $WAYLAND_DISPLAY) the fallback is the headless reminder daemon on a
@@ -116,6 +116,15 @@ bench-app: deps ui
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq xdotool)
 	$(CARGO) build --release -p kairos-desktop -p kairos-cli --locked
 	/usr/bin/python3 scripts/bench_app.py
+
+## The desktop app on sync (issue #18, "Numbers"): `kairos dismiss` on the
+## CLI device -> CloseNotification in the app (p50/p99 over 100 reminders),
+## and start to first view with sync down vs no sync. The e2e tests' debug
+## binaries, one private session bus and Xvfb display; not part of `make test`.
+bench-app-sync: deps ui
+	$(CARGO) build -p kairos-desktop -p kairos-cli -p kairos-server --locked
+	timeout 900 dbus-run-session -- xvfb-run -a -s "-screen 0 1280x860x24" \
+	  /usr/bin/python3 scripts/bench_app_sync.py $(TARGET)/debug/kairos-desktop $(APP_SYNC_ARGS)
 
 ## Sync (issue #10): acknowledgement propagation over 2,000 WebSockets, the
 ## real devices end to end, 10,000 idle connections, catch-up, server start

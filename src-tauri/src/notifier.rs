@@ -89,6 +89,10 @@ fn probe_here_only() -> bool {
     }
 }
 
+/// Longest one notification may take to be shown (the service's answer
+/// to `Notify`) before the engine records a timeout and retries it.
+pub const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The channel the embedded engine delivers to.
 pub struct DesktopChannel {
     shared: Arc<Shared>,
@@ -142,6 +146,12 @@ fn body(r: &Reminder) -> String {
 impl Channel for DesktopChannel {
     fn name(&self) -> &'static str {
         "desktop"
+    }
+
+    /// A notification service that does not answer within this is given
+    /// up on: a failed attempt, retried, and the other reminders go on.
+    fn timeout(&self) -> std::time::Duration {
+        TIMEOUT
     }
 
     /// Acknowledged on another device: its notification is closed here at

@@ -24,6 +24,10 @@ pub fn probe() -> NotifierState {
     NotifierState::NoActions
 }
 
+/// Longest one notification may take to be shown (the service's answer
+/// to `Notify`) before the engine records a timeout and retries it.
+pub const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The channel the embedded engine delivers to.
 pub struct DesktopChannel {
     shared: Arc<Shared>,
@@ -55,6 +59,12 @@ fn body(r: &Reminder) -> String {
 impl Channel for DesktopChannel {
     fn name(&self) -> &'static str {
         "desktop"
+    }
+
+    /// As on Linux: a notification service that does not answer within
+    /// this is given up on (a failed attempt, retried).
+    fn timeout(&self) -> std::time::Duration {
+        TIMEOUT
     }
 
     fn deliver<'a>(&'a self, r: &'a Reminder) -> Delivery<'a> {

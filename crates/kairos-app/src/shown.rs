@@ -55,12 +55,16 @@ pub struct ShownIds {
 }
 
 /// Whether a reminder in `state` still needs its notification id: it may be
-/// repeated (`firing`) or its notification may still be on screen
-/// (`delivered`). Any other state (or a key no longer in the database) is
-/// forgotten at the next rewrite.
+/// repeated (`firing`; `failed`: an attempt the engine gave up on after its
+/// timeout may have been shown, and its retry says `repeat`) or its
+/// notification may still be on screen (`delivered`). Any other state (or a
+/// key no longer in the database) is forgotten at the next rewrite.
 #[must_use]
 pub fn worth_keeping(state: Option<State>) -> bool {
-    matches!(state, Some(State::Firing | State::Delivered))
+    matches!(
+        state,
+        Some(State::Firing | State::Failed | State::Delivered)
+    )
 }
 
 fn options() -> OpenOptions {
@@ -293,11 +297,11 @@ mod tests {
     }
 
     #[test]
-    fn opening_keeps_only_firing_and_delivered_reminders() {
+    fn opening_keeps_only_firing_failed_and_delivered_reminders() {
         let dir = tempfile::tempdir().expect("tmp");
         let db = dir.path().join("k.db");
         let mut s = ShownIds::open(&db, |_| None);
-        for (i, k) in ["firing", "delivered", "acked", "snoozed", "gone"]
+        for (i, k) in ["firing", "delivered", "acked", "snoozed", "gone", "failed"]
             .iter()
             .enumerate()
         {
@@ -311,19 +315,26 @@ mod tests {
                 ("delivered", State::Delivered),
                 ("acked", State::Acknowledged),
                 ("snoozed", State::Snoozed),
+                // Timed out: its retry (a repeat) replaces what it showed.
+                ("failed", State::Failed),
             ]),
         );
         assert_eq!(
-            (s.get("firing", SRV), s.get("delivered", SRV)),
-            (Some(1), Some(2))
+            (
+                s.get("firing", SRV),
+                s.get("delivered", SRV),
+                s.get("failed", SRV)
+            ),
+            (Some(1), Some(2), Some(6))
         );
-        assert_eq!(s.len(), 2);
+        assert_eq!(s.len(), 3);
         let mut kept = lines(s.path());
         kept.sort();
         assert_eq!(
             kept,
             [
                 "[\"delivered\",2,\"bus/:1.7\"]",
+                "[\"failed\",6,\"bus/:1.7\"]",
                 "[\"firing\",1,\"bus/:1.7\"]"
             ]
         );

@@ -142,27 +142,49 @@ pub fn delete(db: &Path, uid: &str, calendar: &str, clock: Arc<dyn Clock>) -> Re
     Ok(())
 }
 
-/// How the daemon delivers.
-pub fn sink(spec: &str) -> Result<Box<dyn Channel>> {
+/// How the daemon delivers: one channel per `--sink`, a command given
+/// `timeout` per delivery.
+pub fn sink(spec: &str, timeout: StdDuration) -> Result<Box<dyn Channel>> {
     if spec == "stdout" {
         return Ok(Box::new(StdoutChannel::stdout()));
     }
     if let Some(cmd) = spec.strip_prefix("command:") {
-        return Ok(Box::new(CommandChannel::new(
-            cmd,
-            StdDuration::from_secs(30),
-        )));
+        return Ok(Box::new(CommandChannel::new(cmd, timeout)));
     }
     bail!("--sink {spec:?}: expected `stdout` or `command:CMD`")
 }
 
+/// The channels of `--sink` (repeatable; each kind at most once: a
+/// reminder is delivered once per channel name).
+fn sinks(specs: &[String], timeout: StdDuration) -> Result<Vec<Box<dyn Channel>>> {
+    let mut channels: Vec<Box<dyn Channel>> = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let ch = sink(spec, timeout)?;
+        if channels.iter().any(|c| c.name() == ch.name()) {
+            bail!(
+                "--sink {spec:?}: a {} sink is already given (one of each kind)",
+                ch.name()
+            );
+        }
+        channels.push(ch);
+    }
+    Ok(channels)
+}
+
 /// `kairos daemon`: the engine host (`kairos_host`: lock, engine thread,
-/// the live sync connection on a paired database) delivering to `sink_spec`,
-/// until asked to stop (SIGTERM or SIGINT; on Windows Ctrl-C, Ctrl-Break or
-/// the console closing: `platform::stop`). The batch in hand is finished
-/// first.
-pub fn daemon(db: &Path, sink_spec: &str, tz: Option<&str>, clock: Arc<dyn Clock>) -> Result<()> {
-    let channel = sink(sink_spec)?;
+/// the live sync connection on a paired database) delivering to every sink
+/// in `sink_specs` concurrently (a command is given `timeout` per
+/// delivery), until asked to stop (SIGTERM or SIGINT; on Windows Ctrl-C,
+/// Ctrl-Break or the console closing: `platform::stop`). The deliveries in
+/// hand are finished first.
+pub fn daemon(
+    db: &Path,
+    sink_specs: &[String],
+    timeout: StdDuration,
+    tz: Option<&str>,
+    clock: Arc<dyn Clock>,
+) -> Result<()> {
+    let channels = sinks(sink_specs, timeout)?;
     let config = Config {
         floating: floating_zone(tz)?,
         ..Config::default()
@@ -181,7 +203,7 @@ pub fn daemon(db: &Path, sink_spec: &str, tz: Option<&str>, clock: Arc<dyn Clock
     let host = Host::start(Options {
         db: db.to_owned(),
         clock,
-        channels: vec![channel],
+        channels,
         config,
         sync: true,
         on_fired: Box::new(|_| {}),

@@ -124,9 +124,15 @@ enum Command {
     },
     /// Fires reminders at their time until stopped (SIGTERM / Ctrl-C).
     Daemon {
-        /// Where reminders go: `stdout` (one JSON line each) or `command:CMD`.
-        #[arg(long, default_value = "stdout")]
-        sink: String,
+        /// Where reminders go: `stdout` (one JSON line each) or `command:CMD`
+        /// (the reminder as JSON on its stdin). Repeat it for both: each
+        /// reminder goes to every sink, concurrently.
+        #[arg(long, default_values_t = [String::from("stdout")])]
+        sink: Vec<String>,
+        /// Seconds a `command:` sink may take per reminder before it is
+        /// stopped and the delivery retried (a timeout is a failed attempt).
+        #[arg(long, default_value_t = kairos_engine::channel::COMMAND_TIMEOUT.as_secs_f64(), value_parser = seconds)]
+        sink_timeout: f64,
         /// Zone for floating times (default: the system zone).
         #[arg(long)]
         tz: Option<String>,
@@ -210,7 +216,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Done { uid, calendar, tz } => {
             task_cmds::done(&db, &uid, calendar.as_deref(), tz.as_deref(), clock)
         }
-        Command::Daemon { sink, tz } => engine_cmds::daemon(&db, &sink, tz.as_deref(), clock),
+        Command::Daemon {
+            sink,
+            sink_timeout,
+            tz,
+        } => engine_cmds::daemon(
+            &db,
+            &sink,
+            std::time::Duration::from_secs_f64(sink_timeout),
+            tz.as_deref(),
+            clock,
+        ),
         Command::Snooze { key, duration } => engine_cmds::snooze(&db, &key, &duration, clock),
         Command::Dismiss { key, here } => engine_cmds::dismiss(&db, &key, here, clock),
         Command::Calendar { cmd } => workday_cmds::run(&db, cmd, clock),
@@ -222,5 +238,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Next(a) => calendar_cmds::next(&a),
         Command::Agenda(a) => agenda::run(&a),
         Command::Export(a) => calendar_cmds::export(&a),
+    }
+}
+
+/// `--sink-timeout`: positive seconds, at most a day.
+fn seconds(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 86_400.0 => Ok(v),
+        _ => Err(format!(
+            "{s:?}: expected seconds, more than 0 and at most 86400 (e.g. 10 or 0.5)"
+        )),
     }
 }

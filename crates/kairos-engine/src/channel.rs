@@ -17,6 +17,14 @@ use tokio::io::AsyncWriteExt;
 use crate::platform::shell;
 use crate::policy::FailureKind;
 
+/// A channel's time limit per delivery unless it sets its own
+/// ([`Channel::timeout`]).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The default time limit of a [`CommandChannel`] (`kairos daemon
+/// --sink-timeout` changes it).
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// What a channel is told about a reminder that fires.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Reminder {
@@ -89,7 +97,8 @@ pub struct DeliveryError {
 }
 
 impl DeliveryError {
-    fn new(kind: FailureKind, message: impl Into<String>) -> Self {
+    /// A failure of `kind`, saying `message`.
+    pub fn new(kind: FailureKind, message: impl Into<String>) -> Self {
         Self {
             kind,
             message: message.into(),
@@ -106,8 +115,17 @@ pub trait Channel: Send + Sync {
     /// each delivery: a reminder is delivered once per channel.
     fn name(&self) -> &str;
 
-    /// Delivers one reminder.
+    /// Delivers one reminder. The engine runs the deliveries of all
+    /// channels, and of other reminders, concurrently, and gives up on one
+    /// after [`Channel::timeout`] (a failed, retryable attempt).
     fn deliver<'a>(&'a self, reminder: &'a Reminder) -> Delivery<'a>;
+
+    /// How long one delivery may take before the engine gives up on it and
+    /// records a timeout (retried with backoff, [`crate::policy`]).
+    /// [`DEFAULT_TIMEOUT`] unless the channel says otherwise.
+    fn timeout(&self) -> Duration {
+        DEFAULT_TIMEOUT
+    }
 
     /// Takes back a reminder this channel delivered (a notification is
     /// closed). Best effort: what cannot be taken back (a command that ran)
@@ -204,6 +222,10 @@ impl CommandChannel {
 impl Channel for CommandChannel {
     fn name(&self) -> &str {
         "command"
+    }
+
+    fn timeout(&self) -> Duration {
+        self.timeout
     }
 
     fn deliver<'a>(&'a self, reminder: &'a Reminder) -> Delivery<'a> {

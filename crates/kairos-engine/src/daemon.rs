@@ -89,8 +89,10 @@ pub fn is_running(db: &Path) -> bool {
 
 /// Runs the engine until `shutdown` completes: recover, then forever
 /// materialise, fire what is due, and sleep on the wall clock until the next
-/// trigger, a clock change, the horizon refresh, or `changed` (another
-/// process changed the database).
+/// trigger, a clock change, the horizon refresh, `changed` (another
+/// process changed the database) or the end of a delivery attempt still
+/// running ([`Engine::delivered`]). At `shutdown` the attempts running are
+/// waited for (each bounded by its channel's timeout) and recorded.
 ///
 /// # Errors
 /// Store failures, the OS timer failing.
@@ -152,8 +154,25 @@ pub async fn run_observed(
                     Wake::Deadline => {}
                 }
             }
+            // Attempts still running (a slow command, a notification
+            // service that does not answer) are recorded as they end,
+            // while the timer keeps the next reminders on time.
+            k = engine.delivered(), if engine.in_flight() > 0 => {
+                let k = k?;
+                if k > 0 {
+                    fired(k);
+                }
+            }
             () = changed.notified() => {}
-            () = &mut shutdown => return Ok(()),
+            () = &mut shutdown => {
+                // The attempts in hand are finished (each bounded by its
+                // channel's timeout) and recorded before the engine stops.
+                let k = engine.drain().await?;
+                if k > 0 {
+                    fired(k);
+                }
+                return Ok(());
+            }
         }
     }
 }

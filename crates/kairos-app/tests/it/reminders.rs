@@ -35,7 +35,9 @@ fn fire(path: &std::path::Path, now: &str) -> usize {
         Config::default(),
     );
     e.materialise().expect("materialise");
+    // Timers on: the engine bounds each delivery by its channel's timeout.
     let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
         .build()
         .expect("rt");
     rt.block_on(async {

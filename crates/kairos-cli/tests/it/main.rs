@@ -3,6 +3,9 @@
 // Sets the real-time clock and reads the daemon's timerfd from /proc.
 #[cfg(target_os = "linux")]
 mod clock_jump;
+// A shell script, a named pipe and signals.
+#[cfg(unix)]
+mod concurrent;
 mod daemon;
 mod import;
 mod subscriptions;

@@ -3,17 +3,20 @@
 //! 1. **claim** (one transaction): each due instance moves `pending|failed →
 //!    firing` by a guarded update — only one engine, once, wins it — or
 //!    `→ expired` when far too late;
-//! 2. **deliver** (no database): each claimed reminder goes to every channel
-//!    that does not already have it;
+//! 2. **deliver** (no database, [`super::flight`]): each claimed reminder
+//!    goes to every channel that does not already have it, every attempt
+//!    concurrently and bounded by its channel's timeout;
 //! 3. **record** (one transaction per group, [`super::record`]): every
 //!    outcome, and `firing → delivered | failed (with its retry time) |
 //!    abandoned`.
 //!
-//! Steps 2 and 3 alternate: a group of deliveries is recorded (group commit)
-//! before the next delivery begins once it holds [`Config::record_every`]
-//! reminders **or** [`Config::record_within`] has passed since the first of
-//! them began, whichever comes first. So the reminders delivered and not yet
-//! recorded all began within one such window.
+//! Steps 2 and 3 alternate: a group of reminders whose attempts have all
+//! ended is recorded (group commit) before the next delivery begins once it
+//! holds [`Config::record_every`] reminders **or** [`Config::record_within`]
+//! has passed since the first of them began, whichever comes first, and
+//! whenever [`Engine::delivered`] collects attempts that ended later. So the
+//! reminders delivered and not yet recorded all began within one such
+//! window (or ended just now).
 //!
 //! A crash (SIGKILL) between 2 and 3 leaves them `firing`. Each attempt is
 //! also written to the delivery journal (`journal`) just before and just
@@ -63,13 +66,13 @@ pub(super) struct Claimed {
     pub(super) inst: Instance,
     pub(super) lateness: Lateness,
     /// Channels that already have it (from an earlier attempt).
-    done: Vec<String>,
+    pub(super) done: Vec<String>,
     /// Channels an earlier attempt may have reached without its outcome
     /// being recorded: they are told `repeat`.
-    unsure: Vec<String>,
+    pub(super) unsure: Vec<String>,
 }
 
-fn reminder(c: &Claimed, fired_at: DateTime<Utc>) -> Reminder {
+pub(super) fn reminder(c: &Claimed, fired_at: DateTime<Utc>) -> Reminder {
     let inst = &c.inst;
     let p: Payload = serde_json::from_str(&inst.payload).unwrap_or(Payload {
         uid: inst.event_uid.clone(),
@@ -105,8 +108,11 @@ fn due_to_record(config: &Config, len: usize, first: DateTime<Utc>, now: DateTim
 }
 
 impl Engine {
-    /// Handles everything due now (up to `batch`): fires, records, retries.
-    /// Returns how many due instances were looked at (0: nothing was due).
+    /// Handles everything due now (up to `batch`): claims it, starts its
+    /// deliveries ([`super::flight`]), records what has ended. An attempt
+    /// still running when this returns is recorded by
+    /// [`Engine::delivered`]. Returns how many due instances were looked
+    /// at (0: nothing was due).
     ///
     /// # Errors
     /// Store failures (delivery failures are recorded, not returned).
@@ -121,71 +127,40 @@ impl Engine {
         self.durability.start(&mut self.store);
         let claimed = self.claim(due, now)?;
         let cap = self.config.record_every.max(1);
-        // The group delivered and not yet recorded: `claimed[from..]`, the
-        // first of them begun at `first`.
-        let mut from = 0;
-        let mut first = None;
-        let mut attempts: Vec<Vec<Attempt>> = Vec::with_capacity(cap.min(claimed.len()));
-        for (i, c) in claimed.iter().enumerate() {
+        for c in claimed {
             let began = self.clock.now();
-            if let Some(f) = first
-                && due_to_record(&self.config, attempts.len(), f, began)
+            if let Some(f) = self.flights.first
+                && due_to_record(&self.config, self.flights.finished.len(), f, began)
             {
-                self.settle(&claimed[from..i], &attempts, began)?;
-                attempts.clear();
-                (from, first) = (i, None);
+                self.record_finished(began)?;
             }
-            if first.is_none() {
+            if !self.flights.open {
                 // Not more than AT_RISK delivered and not yet on the disk.
                 self.durability.room_for(cap)?;
-                first = Some(began);
+                self.flights.open = true;
             }
-            let mut r = reminder(c, began);
-            let mut mine = Vec::new();
-            for ch in self
-                .channels
-                .iter()
-                .filter(|ch| !c.done.iter().any(|d| d == ch.name()))
-            {
-                r.repeat = c.unsure.iter().any(|u| u == ch.name());
-                if let Some(j) = self.journal.as_mut() {
-                    j.began(&r.key, ch.name());
-                }
-                let result = ch.deliver(&r).await.map_err(|e| (e.kind, e.message));
-                let at = self.clock.now();
-                // Latency as the person feels it: from when it was due.
-                let latency_ms = (at - c.inst.trigger_at).num_milliseconds();
-                if let (Ok(()), Some(j)) = (&result, self.journal.as_mut()) {
-                    j.delivered(&r.key, ch.name(), at, latency_ms);
-                }
-                mine.push(Attempt {
-                    channel: ch.name().to_owned(),
-                    result,
-                    latency_ms,
-                    at,
-                });
-            }
-            attempts.push(mine);
+            self.start(c, began);
+            self.collect_ready().await;
         }
-        if !attempts.is_empty() {
-            let now = self.clock.now();
-            self.settle(&claimed[from..], &attempts, now)?;
-        }
+        let now = self.clock.now();
+        self.record_finished(now)?;
         Ok(seen)
     }
 
     /// Records a group, hands it to the flusher and announces it.
-    fn settle(
+    pub(super) fn settle(
         &mut self,
         group: &[Claimed],
         attempts: &[Vec<Attempt>],
         now: DateTime<Utc>,
     ) -> Result<(), EngineError> {
         self.record(group, attempts, now)?;
-        // Recorded: what the journal holds is in the database now.
+        // Recorded: what the journal holds is in the database now, but for
+        // the reminders whose attempts still run (written back).
         if let Some(j) = self.journal.as_mut() {
             j.clear();
         }
+        self.rejournal();
         self.durability.committed(group.len());
         if self.events.receiver_count() > 0 {
             for c in group {

@@ -9,11 +9,13 @@
 
 mod durable;
 mod fire;
+mod flight;
 mod journal;
 mod record;
 
 pub use durable::AT_RISK;
 pub use fire::{RECORD_EVERY, RECORD_WITHIN_MS};
+pub use flight::MAX_IN_FLIGHT;
 
 use std::sync::Arc;
 
@@ -50,6 +52,11 @@ pub struct Config {
     /// committed (group commit by time; [`RECORD_WITHIN_MS`]), measured on
     /// the engine's clock from the moment its first delivery began.
     pub record_within: Duration,
+    /// Most delivery attempts running at once on one channel; more wait in
+    /// its queue ([`MAX_IN_FLIGHT`]). Attempts on different channels, and
+    /// of different reminders, run concurrently, each bounded by its
+    /// channel's [`Channel::timeout`].
+    pub max_in_flight: usize,
 }
 
 impl Default for Config {
@@ -61,6 +68,7 @@ impl Default for Config {
             catch_up: CatchUp::default(),
             record_every: RECORD_EVERY,
             record_within: Duration::milliseconds(RECORD_WITHIN_MS),
+            max_in_flight: MAX_IN_FLIGHT,
         }
     }
 }
@@ -151,7 +159,8 @@ pub type NoticeSender = std::sync::mpsc::Sender<Notice>;
 pub struct Engine {
     store: Store,
     clock: Arc<dyn Clock>,
-    channels: Vec<Box<dyn Channel>>,
+    /// Shared with the attempts running on them ([`flight`]).
+    channels: Vec<Arc<dyn Channel>>,
     config: Config,
     limits: Limits,
     /// Flushes committed outcomes to the disk off the delivery path.
@@ -162,6 +171,9 @@ pub struct Engine {
     /// `(key, channel)` attempts a dead engine began and never finished,
     /// from its journal ([`Engine::recover`]): delivered again as `repeat`.
     in_doubt: std::collections::HashSet<(String, String)>,
+    /// Delivery attempts running or waiting, and the group of finished
+    /// reminders not yet recorded.
+    flights: flight::Flights,
     /// Notices from other threads (see [`Engine::notices`]).
     inbox: (NoticeSender, std::sync::mpsc::Receiver<Notice>),
     /// What happened, for subscribers.
@@ -188,7 +200,9 @@ impl Engine {
         config: Config,
     ) -> Self {
         let journal = journal::Journal::beside(store.path());
+        let channels: Vec<Arc<dyn Channel>> = channels.into_iter().map(Arc::from).collect();
         Self {
+            flights: flight::Flights::new(channels.len()),
             store,
             clock,
             channels,

@@ -2,6 +2,7 @@
 //! `timerfd`, real child processes.
 
 mod channels;
+mod concurrent;
 mod crash_window;
 mod edits;
 mod engine;
