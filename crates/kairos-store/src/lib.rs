@@ -70,7 +70,7 @@ mod types;
 
 pub use error::{ErrorKind, Result, StoreError};
 pub use open::{APPLICATION_ID, Options, SCHEMA_VERSION};
-pub use sql::{Delivered, OutboxRow, Register};
+pub use sql::{CaldavAccount, CaldavCalendar, CaldavObject, Delivered, OutboxRow, Register};
 pub use store::{Reader, Store, Tx};
 pub use sync::WalSync;
 pub use types::{

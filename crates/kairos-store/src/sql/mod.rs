@@ -3,6 +3,7 @@
 
 mod audit;
 mod batch;
+mod caldav;
 mod calendars;
 mod events;
 mod instances;
@@ -17,6 +18,7 @@ use rusqlite::types::Type;
 use crate::types::State;
 
 pub use batch::Delivered;
+pub use caldav::{CaldavAccount, CaldavCalendar, CaldavObject};
 pub use sync_log::{OutboxRow, Register};
 
 /// Times are stored as unix milliseconds (sub-millisecond parts are dropped).
