@@ -200,10 +200,10 @@ fn context_url(dav: &Dav, given: &Uri, text: &str) -> Result<Option<Uri>> {
     }
     let is_name =
         host.parse::<std::net::IpAddr>().is_err() && !host.starts_with('[') && host != "localhost";
-    if is_name {
-        if let Ok(Ok(ContextUrl::Found(u))) = dav.run_raw(find_context_url(&dav.client, service)) {
-            return Ok(Some(u));
-        }
+    if is_name
+        && let Ok(Ok(ContextUrl::Found(u))) = dav.run_raw(find_context_url(&dav.client, service))
+    {
+        return Ok(Some(u));
     }
     Err(CaldavError::NotCaldav {
         url: text.to_owned(),

@@ -157,10 +157,8 @@ pub fn run(db: &Path, cmd: CaldavCmd, clock: Arc<dyn Clock>) -> Result<()> {
                         "warnings": r.warnings})
                 );
             }
-            if changed {
-                if let Some(note) = crate::sync_cmds::push_after_change(db, clock) {
-                    eprintln!("kairos: {note}");
-                }
+            if changed && let Some(note) = crate::sync_cmds::push_after_change(db, clock) {
+                eprintln!("kairos: {note}");
             }
         }
         CaldavCmd::Remove { url } => {
