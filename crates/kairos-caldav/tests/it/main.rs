@@ -7,6 +7,7 @@
 mod errors;
 mod server;
 mod sync;
+mod xandikos;
 
 use std::collections::BTreeMap;
 
@@ -18,15 +19,20 @@ use kairos_caldav::{When, account};
 use kairos_store::{CaldavCalendar, Store};
 use tempfile::TempDir;
 
-use server::{PASSWORD, Radicale, USER};
+use server::{DavServer, PASSWORD, USER};
 
-/// A Kairos database, a file secret store and a Radicale with one
-/// calendar "Work" (`/alice/work/`, events and tasks).
+/// A Kairos database, a file secret store and a CalDAV server with one
+/// calendar: Radicale's "Work" (`/alice/work/`, events and tasks), or
+/// Xandikos's default "calendar".
 pub(crate) struct Fx {
-    pub(crate) rad: Radicale,
+    pub(crate) rad: DavServer,
     pub(crate) dir: TempDir,
     pub(crate) store: Store,
     pub(crate) secrets: FileStore,
+    /// The calendar's collection path on the server.
+    pub(crate) path: &'static str,
+    /// Its name, here and there.
+    pub(crate) name: &'static str,
 }
 
 /// The clock of the tests: 2026-03-01 08:00 UTC.
@@ -44,8 +50,20 @@ pub(crate) fn when(now: DateTime<Utc>) -> When {
 
 impl Fx {
     pub(crate) fn new() -> Self {
-        let rad = Radicale::start();
+        let rad = DavServer::radicale();
         rad.mkcalendar("work", "Work", "#3366ccff", &["VEVENT", "VTODO"]);
+        Self::with(rad, "/alice/work/", "Work")
+    }
+
+    pub(crate) fn xandikos() -> Self {
+        Self::with(
+            DavServer::xandikos(),
+            "/user/calendars/calendar/",
+            "calendar",
+        )
+    }
+
+    fn with(rad: DavServer, path: &'static str, name: &'static str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("k.db");
         let store = Store::open(&db).unwrap();
@@ -55,6 +73,8 @@ impl Fx {
             dir,
             store,
             secrets,
+            path,
+            name,
         }
     }
 
@@ -90,14 +110,14 @@ impl Fx {
         local_series(&self.store, cal.id).unwrap()
     }
 
-    /// Pending reminder triggers of series `uid` in "Work".
+    /// Pending reminder triggers of series `uid` in the calendar.
     pub(crate) fn pending(&self, uid: &str) -> Vec<DateTime<Utc>> {
         let cal = self
             .store
             .read(|r| r.calendars())
             .unwrap()
             .into_iter()
-            .find(|c| c.name == "Work")
+            .find(|c| c.name == self.name)
             .unwrap();
         let mut v: Vec<_> = self
             .store
@@ -140,7 +160,7 @@ pub(crate) fn edit_here(fx: &mut Fx, ics: &str, now: DateTime<Utc>) {
     let uid = cal.events[0].uid.clone();
     kairos_engine::import::replace_series(
         &mut fx.store,
-        "Work",
+        fx.name,
         &uid,
         &cal.events,
         now,
@@ -153,7 +173,7 @@ pub(crate) fn edit_here(fx: &mut Fx, ics: &str, now: DateTime<Utc>) {
 pub(crate) fn delete_here(fx: &mut Fx, uid: &str, now: DateTime<Utc>) {
     kairos_engine::import::replace_series(
         &mut fx.store,
-        "Work",
+        fx.name,
         uid,
         &[],
         now,

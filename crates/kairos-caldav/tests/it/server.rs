@@ -1,6 +1,8 @@
-//! A real Radicale on 127.0.0.1 (a free port, a temp storage dir, plain
-//! htpasswd auth), started per test from the venv `tests/caldav/setup.sh`
-//! makes, and a raw HTTP/1.1 client for what the test itself writes.
+//! Real CalDAV servers on 127.0.0.1, started per test from the venv
+//! `tests/caldav/setup.sh` makes: Radicale (a free port, a temp storage
+//! dir, plain htpasswd auth) and Xandikos (no auth of its own: it takes
+//! any credentials), and a raw HTTP/1.1 client for what the test itself
+//! writes.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -14,18 +16,20 @@ use tempfile::TempDir;
 pub(crate) const USER: &str = "alice";
 pub(crate) const PASSWORD: &str = "s3cret-pw";
 
-pub(crate) struct Radicale {
+pub(crate) struct DavServer {
+    /// Radicale or Xandikos.
+    pub(crate) kind: &'static str,
     child: Child,
     pub(crate) port: u16,
     _dir: TempDir,
 }
 
 fn python() -> PathBuf {
-    if let Ok(p) = std::env::var("KAIROS_CALDAV_PYENV") {
-        return PathBuf::from(p).join("bin/python");
-    }
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let p = root.join("target/caldav-pyenv/bin/python");
+    let venv = std::env::var("KAIROS_CALDAV_PYENV").map_or_else(
+        |_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/caldav-pyenv"),
+        PathBuf::from,
+    );
+    let p = venv.join("bin/python");
     assert!(
         p.exists(),
         "{} is missing: run tests/caldav/setup.sh (or `make caldav`) first",
@@ -39,10 +43,10 @@ fn free_port() -> u16 {
     l.local_addr().expect("addr").port()
 }
 
-impl Radicale {
+impl DavServer {
     /// Starts Radicale and returns once it listens (it says so on stderr;
     /// bounded by 60 s).
-    pub(crate) fn start() -> Self {
+    pub(crate) fn radicale() -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let port = free_port();
         let users = dir.path().join("users");
@@ -59,30 +63,92 @@ impl Radicale {
             ),
         )
         .expect("config");
-        let mut child = Command::new(python())
-            .args(["-m", "radicale", "--config"])
-            .arg(&config)
+        let mut cmd = Command::new(python());
+        cmd.args(["-m", "radicale", "--config"]).arg(&config);
+        Self::spawn("radicale", cmd, port, dir)
+    }
+
+    /// Starts Xandikos with its default calendar
+    /// (`/user/calendars/calendar/`, principal `/user/`).
+    pub(crate) fn xandikos() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let port = free_port();
+        let mut cmd = Command::new(python());
+        cmd.args([
+            "-m",
+            "xandikos",
+            "serve",
+            "--defaults",
+            "-l",
+            "127.0.0.1",
+            "-p",
+        ])
+        .arg(port.to_string())
+        .arg("-d")
+        .arg(dir.path().join("data"))
+        .arg("--state-dir")
+        .arg(dir.path().join("state"));
+        Self::spawn("xandikos", cmd, port, dir)
+    }
+
+    /// Runs `cmd` and returns once the server says it listens (on stdout
+    /// or stderr; bounded by 60 s), both pipes drained for good.
+    fn spawn(kind: &'static str, mut cmd: Command, port: u16, dir: TempDir) -> Self {
+        let mut child = cmd
+            // Python buffers a piped stdout: the "Listening" line must come at once.
+            .env("PYTHONUNBUFFERED", "1")
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("start radicale");
-        let stderr = child.stderr.take().expect("stderr");
+            .unwrap_or_else(|e| panic!("start {kind}: {e}"));
         let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            // Keeps draining, so Radicale never blocks on a full pipe.
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if line.contains("Listening on") || line.contains("Traceback") {
-                    let _ = tx.send(line);
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let out: Box<dyn Read + Send> = Box::new(child.stdout.take().expect("stdout"));
+        let err: Box<dyn Read + Send> = Box::new(child.stderr.take().expect("stderr"));
+        for pipe in [out, err] {
+            let (tx, seen) = (tx.clone(), seen.clone());
+            std::thread::spawn(move || {
+                // Keeps draining, so the server never blocks on a full pipe.
+                for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                    if let Ok(mut s) = seen.lock()
+                        && s.len() < 10_000
+                    {
+                        s.push_str(&line);
+                        s.push('\n');
+                    }
+                    if line.contains("Listening on") {
+                        let _ = tx.send(true);
+                    }
                 }
+                let _ = tx.send(false); // The pipe closed: the server ended.
+            });
+        }
+        let mut closed = 0;
+        let listening = loop {
+            match rx.recv_timeout(Duration::from_secs(60)) {
+                Ok(true) => break true,
+                Ok(false) if closed == 0 => closed += 1,
+                _ => break false,
             }
-        });
-        let line = rx
-            .recv_timeout(Duration::from_secs(60))
-            .expect("radicale did not start listening within 60 s");
-        assert!(line.contains("Listening"), "radicale failed: {line}");
-        TcpStream::connect(("127.0.0.1", port)).expect("radicale listens");
+        };
+        if !listening {
+            let _ = child.kill();
+            let said = seen.lock().map(|s| s.clone()).unwrap_or_default();
+            panic!("{kind} did not start listening within 60 s; it said:\n{said}");
+        }
+        // Xandikos says "Listening" just before it binds: poll the port, on a
+        // bound (a refused connect returns at once; 20 ms between tries).
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{kind} said it listens but port {port} refuses connections after 30 s"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
         Self {
+            kind,
             child,
             port,
             _dir: dir,
@@ -127,7 +193,8 @@ impl Radicale {
         );
         assert!(
             r.status == 201 || r.status == 204,
-            "PUT {path}: {} {}",
+            "{}: PUT {path}: {} {}",
+            self.kind,
             r.status,
             r.body
         );
@@ -178,7 +245,7 @@ impl Radicale {
     }
 }
 
-impl Drop for Radicale {
+impl Drop for DavServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
