@@ -7,6 +7,8 @@
 //! every network step is one `block_on` and the store is used between them.
 
 use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -31,6 +33,8 @@ type Inner = Client<hyper_rustls::HttpsConnector<HttpConnector>, String>;
 pub struct Authed {
     inner: Inner,
     auth: HeaderValue,
+    /// Requests sent, for reports and benchmarks (round trips count).
+    sent: Arc<AtomicUsize>,
 }
 
 impl tower_service::Service<Request<String>> for Authed {
@@ -45,6 +49,7 @@ impl tower_service::Service<Request<String>> for Authed {
     fn call(&mut self, mut req: Request<String>) -> Self::Future {
         req.headers_mut()
             .insert(http::header::AUTHORIZATION, self.auth.clone());
+        self.sent.fetch_add(1, Ordering::Relaxed);
         self.inner.call(req)
     }
 }
@@ -52,6 +57,7 @@ impl tower_service::Service<Request<String>> for Authed {
 /// One server, one user: the libdav client and the runtime it runs on.
 pub struct Dav {
     rt: tokio::runtime::Runtime,
+    sent: Arc<AtomicUsize>,
     /// The CalDAV client (its base URL moves to the context path found).
     pub client: CalDavClient<Authed>,
     user: String,
@@ -123,9 +129,16 @@ impl Dav {
                 url: base.to_string(),
                 reason: "the user name or password holds characters HTTP cannot carry".into(),
             })?;
-        let client = CalDavClient::new(WebDavClient::new(base, Authed { inner, auth }));
+        let sent = Arc::new(AtomicUsize::new(0));
+        let authed = Authed {
+            inner,
+            auth,
+            sent: sent.clone(),
+        };
+        let client = CalDavClient::new(WebDavClient::new(base, authed));
         Ok(Self {
             rt,
+            sent,
             client,
             user: user.to_owned(),
         })
@@ -135,6 +148,12 @@ impl Dav {
     #[must_use]
     pub fn base(&self) -> &Uri {
         &self.client.base_url
+    }
+
+    /// HTTP requests sent so far.
+    #[must_use]
+    pub fn requests(&self) -> usize {
+        self.sent.load(Ordering::Relaxed)
     }
 
     /// The user name.

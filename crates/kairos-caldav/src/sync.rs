@@ -48,6 +48,8 @@ pub struct SyncReport {
     pub conflicts: usize,
     /// Lenient reading's repairs and skipped objects.
     pub warnings: Vec<String>,
+    /// HTTP requests this sync sent (a quiet `sync-collection` sync: 1).
+    pub requests: usize,
 }
 
 /// A server object fetched this sync.
@@ -91,6 +93,7 @@ pub fn sync_calendar(
     local_cal: CalendarId,
     apply: Apply<'_>,
 ) -> Result<SyncReport> {
+    let sent_before = dav.requests();
     let tracked = store
         .read(|r| r.caldav_objects(cc.id))?
         .into_iter()
@@ -115,6 +118,7 @@ pub fn sync_calendar(
     run.pull(store, &listing, &before, &mut handled)?;
     run.push(store, &handled)?;
     store.write(|tx| tx.caldav_calendar_synced(cc.id, listing.token.as_deref(), apply.now))?;
+    run.report.requests = dav.requests() - sent_before;
     Ok(run.report)
 }
 

@@ -154,7 +154,7 @@ pub fn run(db: &Path, cmd: CaldavCmd, clock: Arc<dyn Clock>) -> Result<()> {
                         "changed_here": r.changed_here, "deleted_here": r.deleted_here,
                         "written_there": r.written_there, "deleted_there": r.deleted_there,
                         "conflicts": r.conflicts, "warning_count": r.warnings.len(),
-                        "warnings": r.warnings})
+                        "warnings": r.warnings, "requests": r.requests})
                 );
             }
             if changed && let Some(note) = crate::sync_cmds::push_after_change(db, clock) {

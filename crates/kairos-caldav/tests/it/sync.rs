@@ -72,13 +72,14 @@ fn first_sync_of_500_events_and_tasks_then_a_no_change_resync_is_one_report() {
     let again = fx.sync(t0() + Duration::minutes(1));
     assert_eq!(
         (
+            again.requests,
             again.fetched,
             again.changed_here,
             again.written_there,
             again.deleted_here
         ),
-        (0, 0, 0, 0),
-        "{again:?}"
+        (1, 0, 0, 0, 0),
+        "a quiet re-sync is one sync-collection REPORT: {again:?}"
     );
 }
 
