@@ -276,3 +276,41 @@ fn deletions_travel_both_ways_and_an_edit_beats_a_deletion() {
         "{again:?}"
     );
 }
+
+#[test]
+fn a_sync_token_the_server_no_longer_knows_starts_afresh_without_losing_changes() {
+    let mut fx = Fx::new();
+    fx.rad.put(
+        &format!("{W}e1.ics"),
+        &event("e1", "20260301T100000Z", "One", "20260101T000000Z"),
+    );
+    fx.rad.put(
+        &format!("{W}e2.ics"),
+        &event("e2", "20260301T110000Z", "Two", "20260101T000000Z"),
+    );
+    let cals = fx.add();
+    fx.sync(t0());
+    // The server forgot our token (a reset, a restored backup).
+    let id = cals[0].id;
+    fx.store
+        .write(|tx| tx.caldav_calendar_synced(id, Some("http://radicale.org/ns/sync/bogus"), t0()))
+        .unwrap();
+    fx.rad.put(
+        &format!("{W}e1.ics"),
+        &event("e1", "20260301T100000Z", "One changed", "20260301T080000Z"),
+    );
+    fx.rad.delete(&format!("{W}e2.ics"));
+    let r = fx.sync(t0() + Duration::minutes(1));
+    assert_eq!(
+        (r.fetched, r.changed_here, r.deleted_here),
+        (1, 1, 1),
+        "{r:?}"
+    );
+    let local = fx.local("Work");
+    assert!(local["e1"].text.contains("One changed"));
+    assert!(!local.contains_key("e2"));
+    // Radicale says `valid-sync-token` (RFC 6578 §3.2): a full listing follows.
+    assert_eq!(r.method, "sync-collection");
+    let again = fx.sync(t0() + Duration::minutes(2));
+    assert_eq!((again.requests, again.fetched), (1, 0), "{again:?}");
+}
