@@ -12,18 +12,18 @@
 //!    `If-None-Match: *`. A 412 re-fetches the object and resolves as in 2.
 //! 4. The new ETags, hashes and token are recorded.
 
+mod list;
+mod write;
+
 use std::collections::{BTreeMap, BTreeSet};
 
-use http::StatusCode;
 use kairos_store::{CaldavCalendar, CaldavObject, CalendarId, Store};
-use libdav::caldav::ListCalendarResources;
-use libdav::dav::{Delete, PutResource, SyncCollection};
 
-use crate::dav::{Dav, DavFailure};
+use crate::dav::Dav;
 use crate::discover::absolute;
-use crate::error::{CaldavError, Result};
+use crate::error::Result;
 use crate::local::{Apply, LocalSeries, RemoteObject, local_series};
-use crate::plan::{Winner, modified, object_name, winner};
+use crate::plan::{Winner, modified, winner};
 
 const CALENDAR_TYPE: &str = "text/calendar; charset=utf-8";
 
@@ -123,94 +123,11 @@ pub fn sync_calendar(
 }
 
 impl Run<'_> {
-    fn url(&self, href: &str) -> String {
+    pub(super) fn url(&self, href: &str) -> String {
         absolute(self.dav.base(), href)
     }
 
-    fn list_remote(&self) -> Result<Listing> {
-        let href = self.cc.href.as_str();
-        let mut token = self.cc.sync_token.as_deref();
-        loop {
-            let mut req = SyncCollection::new(href);
-            if let Some(t) = token {
-                req = req.with_sync_token(t);
-            }
-            match self.dav.run_raw(self.dav.client.request(req))? {
-                Ok(r) => {
-                    let mut changed = Vec::new();
-                    for c in r.changed {
-                        let etag = c.etag.unwrap_or_default();
-                        if token.is_some()
-                            && self.tracked.get(&c.href).is_some_and(|o| o.etag == etag)
-                        {
-                            continue; // Our own write, seen already.
-                        }
-                        changed.push((c.href, etag));
-                    }
-                    let mut deleted = r.deleted;
-                    if token.is_none() {
-                        deleted = self.missing_from(&changed);
-                        changed.retain(|(h, e)| self.tracked.get(h).is_none_or(|o| &o.etag != e));
-                    }
-                    return Ok(Listing {
-                        changed,
-                        deleted,
-                        token: Some(r.new_sync_token),
-                        method: "sync-collection",
-                    });
-                }
-                Err(e) => match DavFailure::from(e) {
-                    // RFC 6578 §3.2: the token is no longer valid: start afresh.
-                    DavFailure::Precondition(p) if p == "valid-sync-token" && token.is_some() => {
-                        token = None;
-                    }
-                    f @ (DavFailure::Network(_) | DavFailure::Status(StatusCode::UNAUTHORIZED)) => {
-                        return Err(self
-                            .dav
-                            .explain("REPORT sync-collection", &self.url(href), f));
-                    }
-                    _ => return self.list_by_etag(),
-                },
-            }
-        }
-    }
-
-    /// Tracked objects the server no longer lists.
-    fn missing_from(&self, listed: &[(String, String)]) -> Vec<String> {
-        let listed: BTreeSet<&str> = listed.iter().map(|(h, _)| h.as_str()).collect();
-        self.tracked
-            .keys()
-            .filter(|h| !listed.contains(h.as_str()))
-            .cloned()
-            .collect()
-    }
-
-    fn list_by_etag(&self) -> Result<Listing> {
-        let href = self.cc.href.as_str();
-        let r = self.dav.run(
-            "REPORT calendar-query",
-            &self.url(href),
-            self.dav.client.request(ListCalendarResources::new(href)),
-        )?;
-        let listed: Vec<(String, String)> = r
-            .resources
-            .into_iter()
-            .map(|l| (l.href, l.etag.unwrap_or_default()))
-            .collect();
-        let deleted = self.missing_from(&listed);
-        let changed = listed
-            .into_iter()
-            .filter(|(h, e)| self.tracked.get(h).is_none_or(|o| &o.etag != e))
-            .collect();
-        Ok(Listing {
-            changed,
-            deleted,
-            token: None,
-            method: "etag",
-        })
-    }
-
-    fn fetch(&mut self, hrefs: &[String]) -> Result<Vec<Fetched>> {
+    pub(super) fn fetch(&mut self, hrefs: &[String]) -> Result<Vec<Fetched>> {
         let got = self.dav.fetch(&self.cc.href, hrefs)?;
         self.report.fetched += got.len();
         Ok(got
@@ -227,7 +144,7 @@ impl Run<'_> {
     }
 
     /// Step 2: server changes in, local edits of the same series resolved.
-    fn pull(
+    pub(super) fn pull(
         &mut self,
         store: &mut Store,
         listing: &Listing,
@@ -277,7 +194,11 @@ impl Run<'_> {
     }
 
     /// Records objects as synced with the series' hash as stored now.
-    fn record(&mut self, store: &mut Store, records: Vec<(String, String, String)>) -> Result<()> {
+    pub(super) fn record(
+        &mut self,
+        store: &mut Store,
+        records: Vec<(String, String, String)>,
+    ) -> Result<()> {
         let now_here = local_series(store, self.local_cal)?;
         let id = self.cc.id;
         let objs: Vec<CaldavObject> = records
@@ -304,7 +225,7 @@ impl Run<'_> {
         Ok(())
     }
 
-    fn forget(&mut self, store: &mut Store, href: &str) -> Result<()> {
+    pub(super) fn forget(&mut self, store: &mut Store, href: &str) -> Result<()> {
         store.write(|tx| tx.caldav_object_delete(self.cc.id, href))?;
         self.tracked.remove(href);
         Ok(())
@@ -312,7 +233,7 @@ impl Run<'_> {
 
     /// An object deleted on the server: deleted here too, unless it was
     /// edited here since (then the edit is written back: nothing lost).
-    fn remote_deleted(
+    pub(super) fn remote_deleted(
         &mut self,
         store: &mut Store,
         href: &str,
@@ -343,7 +264,7 @@ impl Run<'_> {
     }
 
     /// Both sides changed one series: the later wins, the loser is logged.
-    fn conflict(
+    pub(super) fn conflict(
         &mut self,
         store: &mut Store,
         f: &Fetched,
@@ -388,141 +309,15 @@ impl Run<'_> {
         }
     }
 
-    fn note(&self, store: &mut Store, uid: &str, reason: &str) -> Result<()> {
+    pub(super) fn note(&self, store: &mut Store, uid: &str, reason: &str) -> Result<()> {
         let key = format!("caldav/{}/{uid}", self.apply.calendar);
         store.write(|tx| tx.sync_note(&key, reason, self.apply.now))?;
         Ok(())
     }
 
-    fn warn(&mut self, href: &str, obj: &RemoteObject) {
+    pub(super) fn warn(&mut self, href: &str, obj: &RemoteObject) {
         for w in &obj.warnings {
             self.report.warnings.push(format!("{href}: {w}"));
         }
-    }
-
-    /// Step 3: edits, deletions and new series made here, written back.
-    fn push(&mut self, store: &mut Store, handled: &BTreeSet<String>) -> Result<()> {
-        let here = local_series(store, self.local_cal)?;
-        let todo: Vec<CaldavObject> = self
-            .tracked
-            .values()
-            .filter(|o| !handled.contains(&o.href) && !o.uid.is_empty())
-            .cloned()
-            .collect();
-        for o in todo {
-            match here.get(&o.uid) {
-                None => self.delete_there(store, &o)?,
-                Some(l) if l.hash != o.local_hash => self.put(store, &o.href, l, Some(&o.etag))?,
-                Some(_) => {}
-            }
-        }
-        let known: BTreeSet<String> = self.tracked.values().map(|o| o.uid.clone()).collect();
-        for l in here.values() {
-            if !known.contains(&l.uid) {
-                self.create(store, l)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// A new series: `PUT` with `If-None-Match: *`.
-    fn create(&mut self, store: &mut Store, l: &LocalSeries) -> Result<()> {
-        let href = format!("{}{}", self.cc.href, object_name(&l.uid));
-        self.put(store, &href, l, None)
-    }
-
-    /// Writes `l` to `href` (`If-Match: etag`, or `If-None-Match: *` when
-    /// `etag` is `None`); a 412 re-fetches and resolves.
-    fn put(
-        &mut self,
-        store: &mut Store,
-        href: &str,
-        l: &LocalSeries,
-        etag: Option<&str>,
-    ) -> Result<()> {
-        let url = self.url(href);
-        let res = match etag {
-            Some(e) => self
-                .dav
-                .run_raw(self.dav.client.request(PutResource::new(href).update(
-                    l.text.clone(),
-                    CALENDAR_TYPE,
-                    e,
-                )))?,
-            None => self.dav.run_raw(
-                self.dav
-                    .client
-                    .request(PutResource::new(href).create(l.text.clone(), CALENDAR_TYPE)),
-            )?,
-        };
-        match res.map_err(DavFailure::from) {
-            Ok(r) => {
-                self.report.written_there += 1;
-                let o = CaldavObject {
-                    href: href.to_owned(),
-                    uid: l.uid.clone(),
-                    etag: r.etag.unwrap_or_default(),
-                    local_hash: l.hash.clone(),
-                };
-                store.write(|tx| tx.caldav_object_put(self.cc.id, &o))?;
-                self.tracked.insert(o.href.clone(), o);
-                Ok(())
-            }
-            Err(f) if f.status() == Some(StatusCode::PRECONDITION_FAILED) && !self.retrying => {
-                self.retrying = true;
-                let r = self.refetch_and_resolve(store, href, Some(l));
-                self.retrying = false;
-                r
-            }
-            Err(f) => Err(self.dav.explain("PUT", &url, f)),
-        }
-    }
-
-    /// A series deleted here: `DELETE` with `If-Match`; a 412 (changed on
-    /// the server meanwhile) keeps the server's edit.
-    fn delete_there(&mut self, store: &mut Store, o: &CaldavObject) -> Result<()> {
-        let url = self.url(&o.href);
-        let res = self.dav.run_raw(
-            self.dav
-                .client
-                .request(Delete::new(&o.href).with_etag(o.etag.clone())),
-        )?;
-        match res.map_err(DavFailure::from) {
-            Ok(_) => {
-                self.report.deleted_there += 1;
-                self.forget(store, &o.href)
-            }
-            Err(f) if f.status() == Some(StatusCode::NOT_FOUND) => self.forget(store, &o.href),
-            Err(f) if f.status() == Some(StatusCode::PRECONDITION_FAILED) => {
-                self.refetch_and_resolve(store, &o.href, None)
-            }
-            Err(f) => Err(self.dav.explain("DELETE", &url, f)),
-        }
-    }
-
-    fn refetch_and_resolve(
-        &mut self,
-        store: &mut Store,
-        href: &str,
-        here: Option<&LocalSeries>,
-    ) -> Result<()> {
-        let got = self.fetch(&[href.to_owned()])?;
-        let Some(f) = got.into_iter().next() else {
-            return Err(CaldavError::Protocol {
-                what: "calendar-multiget",
-                url: self.url(href),
-                reason: "the server refused a conditional write (412) but then gave no object"
-                    .to_owned(),
-            });
-        };
-        let obj = RemoteObject::read(&f.data);
-        self.warn(href, &obj);
-        let Some(uid) = obj.uid().map(str::to_owned) else {
-            return Ok(());
-        };
-        if self.conflict(store, &f, &obj, here)? == Winner::Server {
-            self.record(store, vec![(f.href, uid, f.etag)])?;
-        }
-        Ok(())
     }
 }
