@@ -124,6 +124,13 @@ impl DavServer {
                 let _ = tx.send(false); // The pipe closed: the server ended.
             });
         }
+        // Owned from here: a panic below kills the server (Drop), never leaks it.
+        let server = Self {
+            kind,
+            child,
+            port,
+            _dir: dir,
+        };
         let mut closed = 0;
         let listening = loop {
             match rx.recv_timeout(Duration::from_secs(60)) {
@@ -133,7 +140,6 @@ impl DavServer {
             }
         };
         if !listening {
-            let _ = child.kill();
             let said = seen.lock().map(|s| s.clone()).unwrap_or_default();
             panic!("{kind} did not start listening within 60 s; it said:\n{said}");
         }
@@ -147,12 +153,7 @@ impl DavServer {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-        Self {
-            kind,
-            child,
-            port,
-            _dir: dir,
-        }
+        server
     }
 
     pub(crate) fn url(&self) -> String {
