@@ -4,6 +4,8 @@ CARGO ?= cargo
 # Honour a shared CARGO_TARGET_DIR (several clones, one build cache).
 TARGET := $(or $(CARGO_TARGET_DIR),target)
 PY := target/pyenv/bin/python
+# Radicale for kairos-caldav's tests (tests/caldav/setup.sh).
+CALDAV_PY := target/caldav-pyenv/bin/python
 ICS ?= docs/sample.ics
 
 .PHONY: run test deps ui ui-test lint unit differential e2e check-windows check-macos bench bench-engine bench-chaos bench-app bench-app-sync fmt
@@ -74,8 +76,17 @@ lint: ui
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
-unit:
+## The workspace's tests; kairos-caldav's start a real Radicale (its venv first).
+unit: $(CALDAV_PY)
 	$(CARGO) test --workspace --locked
+
+## Two-way CalDAV (issue #19 §2) against a real Radicale on 127.0.0.1.
+$(CALDAV_PY): tests/caldav/requirements.txt tests/caldav/setup.sh
+	tests/caldav/setup.sh
+
+.PHONY: caldav
+caldav: $(CALDAV_PY)
+	$(CARGO) test -p kairos-caldav --locked
 
 $(PY): tests/differential/requirements.txt tests/differential/setup.sh
 	tests/differential/setup.sh

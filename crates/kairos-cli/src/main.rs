@@ -3,6 +3,7 @@
 //! engine.
 
 mod agenda;
+mod caldav_cmds;
 mod calendar_cmds;
 mod engine_cmds;
 mod subscribe_cmds;
@@ -158,6 +159,11 @@ enum Command {
         #[command(subcommand)]
         cmd: workday_cmds::CalendarCmd,
     },
+    /// Two-way CalDAV accounts (Nextcloud, Fastmail, iCloud, Radicale, …).
+    Caldav {
+        #[command(subcommand)]
+        cmd: caldav_cmds::CaldavCmd,
+    },
     /// Sync between a person's devices (see docs/sync-protocol.md).
     Sync {
         #[command(subcommand)]
@@ -231,6 +237,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Dismiss { key, here } => engine_cmds::dismiss(&db, &key, here, clock),
         Command::Calendar { cmd } => workday_cmds::run(&db, cmd, clock),
         Command::Sync { cmd } => sync_cmds::run(&db, cmd, clock),
+        Command::Caldav { cmd } => caldav_cmds::run(&db, cmd, clock),
         Command::Why { key } => engine_cmds::why(&db, &key),
         Command::Log { since } => engine_cmds::log(&db, since.as_deref()),
         Command::Occurrences(a) => calendar_cmds::occurrences(&a),

@@ -70,7 +70,9 @@ mod types;
 
 pub use error::{ErrorKind, Result, StoreError};
 pub use open::{APPLICATION_ID, Options, SCHEMA_VERSION};
-pub use sql::{Delivered, OutboxRow, RefreshResult, Register};
+pub use sql::{
+    CaldavAccount, CaldavCalendar, CaldavObject, Delivered, OutboxRow, RefreshResult, Register,
+};
 pub use store::{Reader, Store, Tx};
 pub use sync::WalSync;
 pub use types::{

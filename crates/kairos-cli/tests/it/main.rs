@@ -1,6 +1,7 @@
 //! The `kairos` binary as scripts see it: exit codes, stdout, stderr.
 
 // Sets the real-time clock and reads the daemon's timerfd from /proc.
+mod caldav;
 #[cfg(target_os = "linux")]
 mod clock_jump;
 // A shell script, a named pipe and signals.

@@ -3,6 +3,7 @@
 
 mod audit;
 mod batch;
+mod caldav;
 mod calendars;
 mod events;
 mod instances;
@@ -18,6 +19,7 @@ use rusqlite::types::Type;
 use crate::types::State;
 
 pub use batch::Delivered;
+pub use caldav::{CaldavAccount, CaldavCalendar, CaldavObject};
 pub use subscriptions::RefreshResult;
 pub use sync_log::{OutboxRow, Register};
 

@@ -1,0 +1,251 @@
+//! Accounts: add (discover, keep the password in the secret store, list
+//! the calendars, choose which to sync), list, sync, remove.
+
+use chrono::{DateTime, Duration, Utc};
+use chrono_tz::Tz;
+use kairos_core::model::Calendar;
+use kairos_store::{CaldavAccount, CaldavCalendar, CalendarId, Store};
+
+use crate::dav::{Dav, parse_url};
+use crate::discover::discover;
+use crate::error::{CaldavError, Result};
+use crate::local::Apply;
+use crate::secret::SecretStore;
+use crate::sync::{SyncReport, sync_calendar};
+
+/// The clock and planning inputs of a change (the caller's clock).
+#[derive(Debug, Clone, Copy)]
+pub struct When {
+    /// Now.
+    pub now: DateTime<Utc>,
+    /// The engine's horizon.
+    pub horizon: Duration,
+    /// The zone for floating times.
+    pub floating: Tz,
+}
+
+/// Discovers `user`'s calendars at `url`, stores the account (the password
+/// in `secrets`) and its calendars, and chooses `chosen` for sync (by
+/// name; empty: every calendar).
+///
+/// # Errors
+/// Discovery's errors (nothing is stored then); a chosen name that is not
+/// among the calendars; the secret store; the database.
+pub fn add(
+    store: &mut Store,
+    secrets: &dyn SecretStore,
+    url: &str,
+    user: &str,
+    password: &str,
+    chosen: &[String],
+    when: When,
+) -> Result<(CaldavAccount, Vec<CaldavCalendar>)> {
+    let (_dav, found) = discover(url, user, password)?;
+    for name in chosen {
+        if !found.calendars.iter().any(|c| &c.name == name) {
+            let names: Vec<&str> = found.calendars.iter().map(|c| c.name.as_str()).collect();
+            return Err(CaldavError::NotFound(format!(
+                "no calendar called {name:?} in this account (it has: {})",
+                names.join(", ")
+            )));
+        }
+    }
+    let secret_ref = format!("{user}@{}", parse_url(url)?);
+    secrets.set(&secret_ref, password)?;
+    let account = CaldavAccount {
+        id: 0,
+        url: url.to_owned(),
+        username: user.to_owned(),
+        principal: found.principal,
+        home: found.home,
+        secret_ref,
+        created_at: when.now,
+    };
+    let id = store.write(|tx| tx.caldav_account_put(&account, when.now))?;
+    let mut ids = Vec::new();
+    for c in &found.calendars {
+        let row = CaldavCalendar {
+            id: 0,
+            account_id: id,
+            href: c.href.clone(),
+            name: c.name.clone(),
+            color: c.color.clone(),
+            components: c.components.join(","),
+            calendar_id: None,
+            sync_token: None,
+            synced_at: None,
+        };
+        let cid = store.write(|tx| tx.caldav_calendar_put(&row))?;
+        if chosen.is_empty() || chosen.contains(&c.name) {
+            ids.push(cid);
+        }
+    }
+    let cals = store.read(|r| r.caldav_calendars(id))?;
+    for cc in cals
+        .iter()
+        .filter(|c| ids.contains(&c.id) && c.calendar_id.is_none())
+    {
+        link(store, cc, when)?;
+    }
+    let account = CaldavAccount { id, ..account };
+    Ok((account, store.read(|r| r.caldav_calendars(id))?))
+}
+
+/// Links `cc` to a new Kairos calendar named after it (with the user's
+/// name added when that name is taken).
+fn link(store: &mut Store, cc: &CaldavCalendar, when: When) -> Result<CalendarId> {
+    let taken: Vec<String> = store
+        .read(|r| r.calendars())?
+        .into_iter()
+        .map(|c| c.name)
+        .collect();
+    let mut name = cc.name.clone();
+    let mut n = 2;
+    while taken.contains(&name) {
+        name = format!("{} ({n})", cc.name);
+        n += 1;
+    }
+    let empty = Calendar {
+        name: None,
+        events: Vec::new(),
+        extra: Vec::new(),
+    };
+    // The engine's import creates the calendar (and records it for sync).
+    kairos_engine::import::import(store, &name, &empty, when.now, when.horizon, when.floating)?;
+    let Some(local) = store
+        .read(|r| r.calendars())?
+        .into_iter()
+        .find(|c| c.name == name)
+    else {
+        return Err(CaldavError::NotFound(format!(
+            "calendar {name:?} was not created"
+        )));
+    };
+    let colour = cc
+        .color
+        .as_deref()
+        .filter(|c| c.len() >= 7)
+        .map(|c| c[..7].to_lowercase());
+    store.write(|tx| -> Result<()> {
+        tx.caldav_calendar_link(cc.id, local.id)?;
+        if colour.is_some() {
+            tx.rename_calendar(local.id, &name, colour.as_deref())?;
+        }
+        Ok(())
+    })?;
+    Ok(local.id)
+}
+
+/// Every account with its calendars.
+///
+/// # Errors
+/// The database.
+pub fn list(store: &Store) -> Result<Vec<(CaldavAccount, Vec<CaldavCalendar>)>> {
+    let accounts = store.read(|r| r.caldav_accounts())?;
+    accounts
+        .into_iter()
+        .map(|a| {
+            let cals = store.read(|r| r.caldav_calendars(a.id))?;
+            Ok((a, cals))
+        })
+        .collect()
+}
+
+/// Syncs the chosen calendars of every account, or only the calendar
+/// called `only` (choosing it if it was not).
+///
+/// # Errors
+/// The first failure (earlier calendars stay synced); `only` naming no
+/// calendar.
+pub fn sync(
+    store: &mut Store,
+    secrets: &dyn SecretStore,
+    only: Option<&str>,
+    when: When,
+) -> Result<Vec<SyncReport>> {
+    let mut reports = Vec::new();
+    let mut matched = false;
+    for (account, cals) in list(store)? {
+        let wanted: Vec<&CaldavCalendar> = cals
+            .iter()
+            .filter(|c| only.map_or(c.calendar_id.is_some(), |n| c.name == n))
+            .collect();
+        if wanted.is_empty() {
+            continue;
+        }
+        matched = true;
+        let Some(password) = secrets.get(&account.secret_ref)? else {
+            return Err(CaldavError::Secret(format!(
+                "no password for {} in {}: run `kairos caldav add {} --user {}` again",
+                account.secret_ref,
+                secrets.describe(),
+                account.url,
+                account.username
+            )));
+        };
+        let dav = Dav::new(parse_url(&account.home)?, &account.username, &password)?;
+        for cc in wanted {
+            let local = match cc.calendar_id {
+                Some(id) => id,
+                None => link(store, cc, when)?,
+            };
+            let cc = store
+                .read(|r| r.caldav_calendars(account.id))?
+                .into_iter()
+                .find(|c| c.id == cc.id)
+                .unwrap_or_else(|| cc.clone());
+            let Some(name) = store.read(|r| r.calendar_by_id(local))?.map(|c| c.name) else {
+                continue;
+            };
+            let apply = Apply {
+                calendar: &name,
+                now: when.now,
+                horizon: when.horizon,
+                floating: when.floating,
+            };
+            reports.push(sync_calendar(store, &dav, &cc, local, apply)?);
+        }
+    }
+    if let (Some(n), false) = (only, matched) {
+        return Err(CaldavError::NotFound(format!(
+            "no CalDAV calendar called {n:?} (see `kairos caldav calendars`)"
+        )));
+    }
+    Ok(reports)
+}
+
+/// Removes the account at `url` (or the only one, when `url` is `None`):
+/// its password, its calendars' links and sync state. The Kairos calendars
+/// and their events stay (delete them like any calendar). Returns the
+/// account removed.
+///
+/// # Errors
+/// No such account, or several and no `url`; the secret store.
+pub fn remove(
+    store: &mut Store,
+    secrets: &dyn SecretStore,
+    url: Option<&str>,
+) -> Result<CaldavAccount> {
+    let accounts = store.read(|r| r.caldav_accounts())?;
+    let pick: Vec<&CaldavAccount> = accounts
+        .iter()
+        .filter(|a| url.is_none_or(|u| a.url == u || a.secret_ref == u))
+        .collect();
+    let a = match pick.as_slice() {
+        [one] => (*one).clone(),
+        [] => {
+            return Err(CaldavError::NotFound(match url {
+                Some(u) => format!("no CalDAV account {u:?} (see `kairos caldav calendars`)"),
+                None => "no CalDAV account".to_owned(),
+            }));
+        }
+        _ => {
+            return Err(CaldavError::NotFound(
+                "several CalDAV accounts: name the one to remove by its URL".to_owned(),
+            ));
+        }
+    };
+    secrets.delete(&a.secret_ref)?;
+    store.write(|tx| tx.caldav_account_delete(a.id))?;
+    Ok(a)
+}

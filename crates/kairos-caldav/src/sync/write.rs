@@ -1,0 +1,142 @@
+//! Step 3: edits, deletions and new series made here, written back with
+//! conditions; a 412 re-fetches and resolves as a conflict.
+
+use std::collections::BTreeSet;
+
+use http::StatusCode;
+use kairos_store::{CaldavObject, Store};
+use libdav::dav::{Delete, PutResource};
+
+use super::{CALENDAR_TYPE, Run};
+use crate::dav::DavFailure;
+use crate::error::{CaldavError, Result};
+use crate::local::{LocalSeries, RemoteObject, local_series};
+use crate::plan::{Winner, object_name};
+
+impl Run<'_> {
+    /// Step 3: edits, deletions and new series made here, written back.
+    pub(super) fn push(&mut self, store: &mut Store, handled: &BTreeSet<String>) -> Result<()> {
+        let here = local_series(store, self.local_cal)?;
+        let todo: Vec<CaldavObject> = self
+            .tracked
+            .values()
+            .filter(|o| !handled.contains(&o.href) && !o.uid.is_empty())
+            .cloned()
+            .collect();
+        for o in todo {
+            match here.get(&o.uid) {
+                None => self.delete_there(store, &o)?,
+                Some(l) if l.hash != o.local_hash => self.put(store, &o.href, l, Some(&o.etag))?,
+                Some(_) => {}
+            }
+        }
+        let known: BTreeSet<String> = self.tracked.values().map(|o| o.uid.clone()).collect();
+        for l in here.values() {
+            if !known.contains(&l.uid) {
+                self.create(store, l)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A new series: `PUT` with `If-None-Match: *`.
+    pub(super) fn create(&mut self, store: &mut Store, l: &LocalSeries) -> Result<()> {
+        let href = format!("{}{}", self.cc.href, object_name(&l.uid));
+        self.put(store, &href, l, None)
+    }
+
+    /// Writes `l` to `href` (`If-Match: etag`, or `If-None-Match: *` when
+    /// `etag` is `None`); a 412 re-fetches and resolves.
+    pub(super) fn put(
+        &mut self,
+        store: &mut Store,
+        href: &str,
+        l: &LocalSeries,
+        etag: Option<&str>,
+    ) -> Result<()> {
+        let url = self.url(href);
+        let res = match etag {
+            Some(e) => self
+                .dav
+                .run_raw(self.dav.client.request(PutResource::new(href).update(
+                    l.text.clone(),
+                    CALENDAR_TYPE,
+                    e,
+                )))?,
+            None => self.dav.run_raw(
+                self.dav
+                    .client
+                    .request(PutResource::new(href).create(l.text.clone(), CALENDAR_TYPE)),
+            )?,
+        };
+        match res.map_err(DavFailure::from) {
+            Ok(r) => {
+                self.report.written_there += 1;
+                let o = CaldavObject {
+                    href: href.to_owned(),
+                    uid: l.uid.clone(),
+                    etag: r.etag.unwrap_or_default(),
+                    local_hash: l.hash.clone(),
+                };
+                store.write(|tx| tx.caldav_object_put(self.cc.id, &o))?;
+                self.tracked.insert(o.href.clone(), o);
+                Ok(())
+            }
+            Err(f) if f.status() == Some(StatusCode::PRECONDITION_FAILED) && !self.retrying => {
+                self.retrying = true;
+                let r = self.refetch_and_resolve(store, href, Some(l));
+                self.retrying = false;
+                r
+            }
+            Err(f) => Err(self.dav.explain("PUT", &url, f)),
+        }
+    }
+
+    /// A series deleted here: `DELETE` with `If-Match`; a 412 (changed on
+    /// the server meanwhile) keeps the server's edit.
+    pub(super) fn delete_there(&mut self, store: &mut Store, o: &CaldavObject) -> Result<()> {
+        let url = self.url(&o.href);
+        let res = self.dav.run_raw(
+            self.dav
+                .client
+                .request(Delete::new(&o.href).with_etag(o.etag.clone())),
+        )?;
+        match res.map_err(DavFailure::from) {
+            Ok(_) => {
+                self.report.deleted_there += 1;
+                self.forget(store, &o.href)
+            }
+            Err(f) if f.status() == Some(StatusCode::NOT_FOUND) => self.forget(store, &o.href),
+            Err(f) if f.status() == Some(StatusCode::PRECONDITION_FAILED) => {
+                self.refetch_and_resolve(store, &o.href, None)
+            }
+            Err(f) => Err(self.dav.explain("DELETE", &url, f)),
+        }
+    }
+
+    pub(super) fn refetch_and_resolve(
+        &mut self,
+        store: &mut Store,
+        href: &str,
+        here: Option<&LocalSeries>,
+    ) -> Result<()> {
+        let got = self.fetch(&[href.to_owned()])?;
+        let Some(f) = got.into_iter().next() else {
+            return Err(CaldavError::Protocol {
+                what: "calendar-multiget",
+                url: self.url(href),
+                reason: "the server refused a conditional write (412) but then gave no object"
+                    .to_owned(),
+            });
+        };
+        let obj = RemoteObject::read(&f.data);
+        self.warn(href, &obj);
+        let Some(uid) = obj.uid().map(str::to_owned) else {
+            return Ok(());
+        };
+        if self.conflict(store, &f, &obj, here)? == Winner::Server {
+            self.record(store, vec![(f.href, uid, f.etag)])?;
+        }
+        Ok(())
+    }
+}

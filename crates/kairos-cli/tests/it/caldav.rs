@@ -1,0 +1,73 @@
+//! `kairos caldav` as scripts see it, without a CalDAV server (the sync
+//! itself is tested against real servers in kairos-caldav): the password
+//! only from stdin, a server that is not CalDAV named as such, nothing
+//! stored after a failed `add`.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+
+use crate::{kairos, ok_lines};
+
+/// A web server on 127.0.0.1 answering every request with an HTML page.
+fn blog() -> String {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = l.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            let mut buf = [0u8; 8192];
+            let _ = s.read(&mut buf);
+            let body = "<html>my blog</html>";
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\
+                 Connection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    format!("http://127.0.0.1:{port}/")
+}
+
+#[test]
+fn caldav_add_refuses_a_password_argument_and_names_a_server_that_is_not_caldav() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("k.db");
+    let db = db.to_str().expect("utf-8");
+    let url = blog();
+
+    let out = kairos(&["--db", db, "caldav", "add", &url, "--user", "me"], b"");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--password-stdin"), "{err}");
+
+    let out = kairos(
+        &[
+            "--db",
+            db,
+            "caldav",
+            "add",
+            &url,
+            "--user",
+            "me",
+            "--password-stdin",
+        ],
+        b"pw\n",
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("{url} is not a CalDAV server")),
+        "{err}"
+    );
+    assert!(err.contains("/.well-known/caldav"), "{err}");
+
+    // Nothing was kept: no account, no secrets file.
+    let out = kairos(&["--db", db, "caldav", "calendars"], b"");
+    assert!(ok_lines(&out).is_empty());
+    assert!(!dir.path().join("k.db-secrets").exists());
+    let out = kairos(&["--db", db, "caldav", "sync", "--calendar", "Work"], b"");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no CalDAV calendar called \"Work\""), "{err}");
+}
