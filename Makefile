@@ -74,8 +74,11 @@ lint: ui
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
+## Every crate's tests; then the sync server's suite again with every
+## server's store in PostgreSQL (a throw-away cluster, tests/it/pg.rs).
 unit:
 	$(CARGO) test --workspace --locked
+	KAIROS_TEST_STORE=postgres $(CARGO) test -p kairos-server --locked
 
 $(PY): tests/differential/requirements.txt tests/differential/setup.sh
 	tests/differential/setup.sh

@@ -33,6 +33,8 @@ pub struct Server {
     pub child: Option<Child>,
     pub url: String,
     pub data: PathBuf,
+    /// The PostgreSQL URL, when the store is there (`--database`).
+    pub database: Option<String>,
     pub tls: Option<Arc<rustls::ClientConfig>>,
     /// The rest of stdout, after the listening line.
     pub stdout: Option<tokio::io::Lines<BufReader<tokio::process::ChildStdout>>>,
@@ -49,8 +51,46 @@ impl Server {
         s
     }
 
-    /// A server on `data` (which may hold a previous server's store).
+    /// A server on a fresh data directory with the SQLite store, in either
+    /// run of the suite (tests of the SQLite file itself).
+    pub async fn start_sqlite(args: &[&str]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        let mut s = Self::start_with(&data, None, args).await;
+        s._dir = Some(dir);
+        s
+    }
+
+    /// A server on `data` (which may hold a previous server's store). In
+    /// the PostgreSQL run of the suite (`KAIROS_TEST_STORE=postgres`) its
+    /// store is a database of the test cluster, made for `data` the first
+    /// time and found again (its URL is kept beside `data`) by a restart.
     pub async fn start_on(data: &Path, args: &[&str]) -> Self {
+        let database = if crate::pg::postgres_suite() {
+            let file = data.with_extension("url");
+            Some(match std::fs::read_to_string(&file) {
+                Ok(url) => url,
+                Err(_) => {
+                    let url = crate::pg::database().await;
+                    std::fs::create_dir_all(data.parent().unwrap()).unwrap();
+                    std::fs::write(&file, &url).unwrap();
+                    url
+                }
+            })
+        } else {
+            None
+        };
+        Self::start_with(data, database, args).await
+    }
+
+    /// A server on the PostgreSQL database `url` (another instance may
+    /// share it); `data` only names its log.
+    pub async fn start_pg(data: &Path, url: &str, args: &[&str]) -> Self {
+        Self::start_with(data, Some(url.to_owned()), args).await
+    }
+
+    async fn start_with(data: &Path, database: Option<String>, args: &[&str]) -> Self {
+        std::fs::create_dir_all(data.parent().unwrap()).unwrap();
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -59,6 +99,7 @@ impl Server {
         let mut child = Command::new(BIN)
             .arg("--data")
             .arg(data)
+            .args(database.iter().flat_map(|url| ["--database", url]))
             .args(["--listen", "127.0.0.1:0"])
             .args(args)
             .env("RUST_LOG", "debug")
@@ -82,18 +123,21 @@ impl Server {
             child: Some(child),
             url,
             data: data.to_owned(),
+            database,
             tls: None,
             stdout: Some(lines),
             _dir: None,
         }
     }
 
-    /// A server this test runs itself, listening at `url` on `data`.
-    pub fn attach(url: String, data: &Path) -> Self {
+    /// A server this test runs itself, listening at `url` on `data` (or
+    /// on the PostgreSQL `database`).
+    pub fn attach(url: String, data: &Path, database: Option<String>) -> Self {
         Self {
             child: None,
             url,
             data: data.to_owned(),
+            database,
             tls: None,
             stdout: None,
             _dir: None,
@@ -110,6 +154,7 @@ impl Server {
         let out = Command::new(BIN)
             .arg("--data")
             .arg(&self.data)
+            .args(self.database.iter().flat_map(|url| ["--database", url]))
             .args(["invite", account])
             .args(args)
             .output()
