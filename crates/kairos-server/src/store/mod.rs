@@ -396,8 +396,14 @@ impl Store {
         // Dropping the last SQLite handle joins the writer thread after its
         // queued jobs: off the async workers.
         let _ = tokio::task::spawn_blocking(move || drop(self)).await;
-        if let Some(done) = done {
-            let _ = done.await;
+        // Bounded: a handle still held elsewhere would keep the writer
+        // waiting for jobs; its queued ones are committed by then anyway.
+        if let Some(done) = done
+            && tokio::time::timeout(Duration::from_secs(10), done)
+                .await
+                .is_err()
+        {
+            tracing::warn!("the store's writer did not stop within 10 s");
         }
     }
 }
