@@ -13,6 +13,7 @@ mod durability;
 mod embed;
 mod instances;
 mod limits;
+mod maker;
 mod pairing;
 mod pg;
 mod support;

@@ -22,6 +22,8 @@ use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
+pub use crate::maker::Maker;
+
 /// How long any one expected event may take before the test fails.
 pub const WAIT: Duration = Duration::from_secs(15);
 
@@ -408,37 +410,5 @@ impl Client {
             }
             other => panic!("expected pushed, got {other:?}"),
         }
-    }
-}
-
-/// A device's ops: numbered from 1, stamped by its own clock.
-pub struct Maker {
-    clock: kairos_proto::HlcClock,
-    n: u64,
-}
-
-impl Maker {
-    pub fn new(device: &str) -> Self {
-        Self {
-            clock: kairos_proto::HlcClock::new(device, None),
-            n: 0,
-        }
-    }
-
-    pub fn op(&mut self, body: kairos_proto::Body) -> Op {
-        self.n += 1;
-        Op::new(self.n, self.clock.issue(1_764_864_000_000 + self.n), body)
-    }
-
-    pub fn dismiss(&mut self, key: &str) -> Op {
-        self.op(kairos_proto::Body::ReminderDismiss { key: key.into() })
-    }
-
-    pub fn calendar(&mut self, uid: &str, name: &str) -> Op {
-        self.op(kairos_proto::Body::CalendarPut {
-            calendar: uid.into(),
-            name: name.into(),
-            color: None,
-        })
     }
 }

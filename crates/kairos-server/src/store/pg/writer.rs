@@ -65,11 +65,15 @@ impl Writer {
         let (touches, jobs): (Vec<Job>, Vec<Job>) = jobs
             .into_iter()
             .partition(|j| matches!(j, Job::Touch { .. }));
-        let (done, commit) = match transact(&mut c, jobs, now).await {
-            Ok(r) => r,
-            Err((jobs, e)) => {
-                let why = e.to_string();
-                (jobs.into_iter().map(|j| fail(j, &why)).collect(), Ok(()))
+        let (done, commit) = if jobs.is_empty() {
+            (Vec::new(), Ok(()))
+        } else {
+            match transact(&mut c, jobs, now).await {
+                Ok(r) => r,
+                Err((jobs, e)) => {
+                    let why = e.to_string();
+                    (jobs.into_iter().map(|j| fail(j, &why)).collect(), Ok(()))
+                }
             }
         };
         let (touched, hints) = {
