@@ -75,7 +75,7 @@ impl Store {
 
     /// Opens `db`: SQLite as [`Store::open`]; PostgreSQL after checking
     /// that its schema is the one this server runs on (never migrating
-    /// it), with `hints` sending each commit's [`Hint`] to the other
+    /// it), with `hints` sending a hint of each commit to the other
     /// instances after the commit.
     pub async fn connect(
         db: &Database,
