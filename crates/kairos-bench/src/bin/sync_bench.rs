@@ -109,8 +109,9 @@ struct Args {
     /// migrate --database URL` first) instead of SQLite files.
     #[arg(long)]
     database: Option<String>,
-    /// `ack` with 2: each account's `b` on a second instance on the same
-    /// `--database` (live fan-out across instances).
+    /// 2: a second instance on the same `--database`; in `ack` each
+    /// account's `b` is on it (live fan-out across instances), in `ingest`
+    /// every other device pushes to it.
     #[arg(long, default_value_t = 1)]
     instances: u8,
     /// `kairos-server` (default: beside this binary).
@@ -334,14 +335,29 @@ fn run() -> Result<bool> {
                 sync::ingest::starts(&bin, &dir, (need > 0).then_some(data.as_path()), &mut rows)
             }
             Part::Ingest => bin.start(&data).and_then(|s| {
+                let other = if a.instances == 2 {
+                    Some(bin.start(&dir.join("second"))?)
+                } else {
+                    None
+                };
                 let mut from = 0;
                 for &n in &ingest_devices {
                     let devs = fleet.get(from..from + n).context("fleet too small")?;
                     from += n;
-                    rt.block_on(sync::ingest::ingest(&s, devs, n, ingest_secs, &mut rows))?;
+                    rt.block_on(sync::ingest::ingest(
+                        &s,
+                        other.as_ref(),
+                        devs,
+                        n,
+                        ingest_secs,
+                        &mut rows,
+                    ))?;
                     if !a.no_redis && which_redis() {
                         rt.block_on(sync::ingest::redis(&dir, devs, n, ingest_secs, &mut rows))?;
                     }
+                }
+                if let Some(o) = other {
+                    o.stop()?;
                 }
                 s.stop().map(|_| ())
             }),
