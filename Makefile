@@ -76,9 +76,12 @@ lint: ui
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
-## The workspace's tests; kairos-caldav's start a real Radicale (its venv first).
+## Every crate's tests (kairos-caldav's start a real Radicale and Xandikos:
+## their venv first); then the sync server's suite again with every
+## server's store in PostgreSQL (a throw-away cluster, tests/it/pg.rs).
 unit: $(CALDAV_PY)
 	$(CARGO) test --workspace --locked
+	KAIROS_TEST_STORE=postgres $(CARGO) test -p kairos-server --locked
 
 ## Two-way CalDAV (issue #19 §2) against a real Radicale on 127.0.0.1.
 $(CALDAV_PY): tests/caldav/requirements.txt tests/caldav/setup.sh

@@ -92,12 +92,19 @@ impl Hub {
     /// Sends a committed event to the account's sessions, if any.
     pub fn publish(&self, event: Committed) {
         let account = match &event {
-            Committed::Ops { account, .. } | Committed::Revoked { account, .. } => account,
+            Committed::Ops { account, .. }
+            | Committed::Head { account, .. }
+            | Committed::Revoked { account, .. } => account,
         };
         if let Some(a) = self.lock().get(account) {
             // No receiver left is fine: nobody is connected.
             let _ = a.tx.send(Arc::new(event));
         }
+    }
+
+    /// The accounts with an open session here.
+    pub fn accounts(&self) -> Vec<String> {
+        self.lock().keys().cloned().collect()
     }
 
     /// The account's devices with an open session.

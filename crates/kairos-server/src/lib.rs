@@ -13,8 +13,11 @@
 //! - `session` is one device's session; `hub` the live fan-out (one
 //!   broadcast channel per account, fed after each commit) and the
 //!   per-device rate budgets (`rate`);
-//! - `store` is the SQLite store: a writer thread that commits in groups and
-//!   a pool of read connections.
+//! - `store` is the store, SQLite (embedded, the default) or PostgreSQL:
+//!   one writer that commits in groups, and reads;
+//! - `relay` (PostgreSQL only) brings other instances' commits to this
+//!   instance's sessions: their `NOTIFY` hints, and a periodic check of the
+//!   heads of the accounts connected here that repairs a lost hint.
 //!
 //! Architecture exception: kairos-store is the only crate that knows the
 //! *device* schema; this crate keeps its own, separate SQL store (its schema
@@ -27,6 +30,7 @@
 mod handshake;
 mod hub;
 mod rate;
+mod relay;
 mod secrets;
 mod session;
 pub mod store;
@@ -42,7 +46,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
 
-pub use store::Store;
+pub use store::{Database, Store};
 
 /// How long sessions get to close after the shutdown signal.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -66,6 +70,16 @@ pub struct Config {
     pub ping_interval: Duration,
     /// Ops a device may push per second (its bucket holds one second's).
     pub ops_per_sec: u32,
+    /// A PostgreSQL URL: the store is there (migrated beforehand with
+    /// `kairos-server migrate`), shared with any other instances, and
+    /// `data` is not used. `None`: SQLite in `data`.
+    pub postgres: Option<String>,
+    /// With PostgreSQL: send the other instances a hint after each commit.
+    /// Off only in tests of the repair.
+    pub hints: bool,
+    /// With PostgreSQL: how often the heads of the accounts connected here
+    /// are checked, the bound on how late a lost hint's ops arrive.
+    pub head_check: Duration,
 }
 
 impl Config {
@@ -80,6 +94,18 @@ impl Config {
             code_ttl: kairos_proto::PAIRING_TTL,
             ping_interval: Duration::from_secs(30),
             ops_per_sec: kairos_proto::RATE_OPS_PER_SEC,
+            postgres: None,
+            hints: true,
+            head_check: Duration::from_millis(500),
+        }
+    }
+
+    /// Where the store is.
+    #[must_use]
+    pub fn database(&self) -> Database {
+        match &self.postgres {
+            Some(url) => Database::Postgres(url.clone()),
+            None => Database::Sqlite(self.data.clone()),
         }
     }
 }
@@ -114,12 +140,18 @@ pub struct Server {
 }
 
 impl Server {
-    /// Opens the store (creating the data directory and database if
-    /// needed) and starts its writer thread.
+    /// Opens the SQLite store (creating the data directory and database if
+    /// needed) and starts its writer thread. A configuration with
+    /// `postgres` needs [`Server::connect`].
     ///
     /// # Errors
     /// The store cannot be opened.
     pub fn open(config: Config) -> Result<Self, ServerError> {
+        if config.postgres.is_some() {
+            return Err(ServerError::Store(store::StoreError::Url(
+                "a PostgreSQL store is opened with Server::connect".into(),
+            )));
+        }
         let hub = Arc::new(hub::Hub::new(config.ops_per_sec));
         let fan_out = Arc::clone(&hub);
         let store = Store::open(
@@ -127,15 +159,40 @@ impl Server {
             config.compact_keep,
             Box::new(move |c| fan_out.publish(c)),
         )?;
+        Ok(Self::with(config, store, hub))
+    }
+
+    /// Opens the store of `config`, SQLite or PostgreSQL (whose schema must
+    /// be this server's: see `kairos-server migrate`).
+    ///
+    /// # Errors
+    /// The store cannot be opened, or its schema is not this server's.
+    pub async fn connect(config: Config) -> Result<Self, ServerError> {
+        if config.postgres.is_none() {
+            return Self::open(config);
+        }
+        let hub = Arc::new(hub::Hub::new(config.ops_per_sec));
+        let fan_out = Arc::clone(&hub);
+        let store = Store::connect(
+            &config.database(),
+            config.compact_keep,
+            config.hints,
+            Box::new(move |c| fan_out.publish(c)),
+        )
+        .await?;
+        Ok(Self::with(config, store, hub))
+    }
+
+    fn with(config: Config, store: Store, hub: Arc<hub::Hub>) -> Self {
         let tls = config.tls.clone().map(TlsAcceptor::from);
-        Ok(Self {
+        Self {
             ctx: Ctx {
                 config: Arc::new(config),
                 store,
                 hub,
                 tls,
             },
-        })
+        }
     }
 
     /// Accepts connections on `listener` until `shutdown` completes, then
@@ -153,6 +210,7 @@ impl Server {
             return Err(ServerError::Runtime);
         }
         let (stop_tx, stop_rx) = watch::channel(false);
+        let relay = relay::start(&self.ctx);
         let mut tasks = JoinSet::new();
         tokio::pin!(shutdown);
         loop {
@@ -184,10 +242,9 @@ impl Server {
             tracing::warn!("sessions still open after {SHUTDOWN_GRACE:?}; dropping them");
             tasks.shutdown().await;
         }
-        // Dropping the last store handle joins the writer thread after its
-        // queued jobs: off the async workers.
-        let ctx = self.ctx;
-        let _ = tokio::task::spawn_blocking(move || drop(ctx)).await;
+        drop(relay);
+        // The store stops after its queued jobs are committed.
+        self.ctx.store.close().await;
         Ok(())
     }
 }
@@ -202,7 +259,7 @@ pub async fn run(
     config: Config,
     shutdown: impl Future,
 ) -> Result<(), ServerError> {
-    Server::open(config)?.run(listener, shutdown).await
+    Server::connect(config).await?.run(listener, shutdown).await
 }
 
 /// TLS settings from a PEM certificate chain and a PEM private key.

@@ -1,11 +1,12 @@
-//! The `kairos-server` command: serve, or make a pairing code.
+//! The `kairos-server` command: serve, make a pairing code, or migrate a
+//! PostgreSQL database.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use kairos_server::{Config, Server, Store, load_tls};
+use kairos_server::{Config, Database, Server, Store, load_tls};
 use tracing_subscriber::EnvFilter;
 
 /// Kairos sync server (docs/sync-protocol.md).
@@ -15,6 +16,10 @@ struct Cli {
     /// Data directory (created 0700; the database in it is 0600).
     #[arg(long, global = true, default_value = "kairos-server-data")]
     data: PathBuf,
+    /// A PostgreSQL URL (postgres://user@host/db) instead of SQLite in
+    /// --data: several instances may share it. Run `migrate` first.
+    #[arg(long, global = true)]
+    database: Option<String>,
     /// Address to listen on (port 0: any free port; the URL is printed).
     #[arg(long, default_value = "127.0.0.1:7471")]
     listen: String,
@@ -39,6 +44,12 @@ struct Cli {
     /// Ops a device may push per second (tests; the protocol's is 5,000).
     #[arg(long, hide = true, default_value_t = kairos_proto::RATE_OPS_PER_SEC)]
     rate_ops_per_sec: u32,
+    /// PostgreSQL: send no hints to other instances (tests of the repair).
+    #[arg(long, hide = true)]
+    no_hints: bool,
+    /// PostgreSQL: interval of the check of connected accounts' heads.
+    #[arg(long, hide = true, default_value_t = 500)]
+    head_check_ms: u64,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -54,6 +65,9 @@ enum Command {
         #[arg(long, hide = true, default_value_t = 900)]
         ttl_secs: u64,
     },
+    /// Bring the PostgreSQL database of --database to this server's schema
+    /// (a serving instance never changes it, and refuses another version).
+    Migrate,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -64,19 +78,58 @@ fn main() -> anyhow::Result<()> {
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
         )
         .init();
+    let db = match &cli.database {
+        Some(url) => Database::Postgres(url.clone()),
+        None => Database::Sqlite(cli.data.clone()),
+    };
     match cli.command {
-        Some(Command::Invite { account, ttl_secs }) => invite(&cli.data, &account, ttl_secs),
+        Some(Command::Invite { account, ttl_secs }) => invite(&db, &account, ttl_secs),
+        Some(Command::Migrate) => migrate(&db),
         None => serve(cli),
     }
 }
 
-fn invite(data: &std::path::Path, account: &str, ttl_secs: u64) -> anyhow::Result<()> {
+/// Where `db` is, for messages (never a URL's password).
+fn describe(db: &Database) -> String {
+    match db {
+        Database::Sqlite(data) => data.display().to_string(),
+        Database::Postgres(_) => "the PostgreSQL database".into(),
+    }
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}
+
+fn migrate(db: &Database) -> anyhow::Result<()> {
+    let Database::Postgres(url) = db else {
+        anyhow::bail!(
+            "migrate is for PostgreSQL (--database postgres://…): the SQLite store in --data migrates itself when opened"
+        );
+    };
+    let (from, to) = runtime()?
+        .block_on(kairos_server::store::migrate_postgres(url))
+        .context("migrating the PostgreSQL database")?;
+    println!(
+        "{}",
+        serde_json::json!({ "schema_from": from, "schema": to })
+    );
+    Ok(())
+}
+
+fn invite(db: &Database, account: &str, ttl_secs: u64) -> anyhow::Result<()> {
     anyhow::ensure!(
         kairos_proto::ids::is_account(account),
         "account {account:?} must be 1-64 characters of a-z 0-9 . _ -"
     );
-    let code = Store::invite(data, account, Duration::from_secs(ttl_secs))
-        .with_context(|| format!("making a pairing code in {}", data.display()))?;
+    let ttl = Duration::from_secs(ttl_secs);
+    let code = match db {
+        Database::Sqlite(data) => Store::invite(data, account, ttl),
+        Database::Postgres(_) => runtime()?.block_on(Store::invite_in(db, account, ttl)),
+    }
+    .with_context(|| format!("making a pairing code in {}", describe(db)))?;
     let line = serde_json::json!({
         "account": code.account,
         "code": code.code,
@@ -93,16 +146,22 @@ fn serve(cli: Cli) -> anyhow::Result<()> {
     config.code_ttl = Duration::from_secs(cli.code_ttl_secs);
     config.ping_interval = Duration::from_millis(cli.ping_ms.max(1));
     config.ops_per_sec = cli.rate_ops_per_sec.max(1);
+    config.postgres.clone_from(&cli.database);
+    config.hints = !cli.no_hints;
+    config.head_check = Duration::from_millis(cli.head_check_ms.max(1));
     if let (Some(cert), Some(key)) = (&cli.tls_cert, &cli.tls_key) {
         config.tls = Some(load_tls(cert, key)?);
     }
     let scheme = if config.tls.is_some() { "wss" } else { "ws" };
-    // Opened before the runtime: opening may wait for another process
-    // setting up the same new file.
-    let server = Server::open(config).with_context(|| format!("opening {}", cli.data.display()))?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let db = config.database();
+    let runtime = runtime()?;
+    // SQLite is opened before the runtime: opening may wait (blocking) for
+    // another process setting up the same new file.
+    let server = match &db {
+        Database::Sqlite(_) => Server::open(config),
+        Database::Postgres(_) => runtime.block_on(Server::connect(config)),
+    }
+    .with_context(|| format!("opening {}", describe(&db)))?;
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(&cli.listen)
             .await
@@ -113,7 +172,7 @@ fn serve(cli: Cli) -> anyhow::Result<()> {
             "{}",
             serde_json::json!({ "listening": format!("{scheme}://{addr}") })
         );
-        tracing::info!(%addr, data = %cli.data.display(), "accepting connections");
+        tracing::info!(%addr, store = %describe(&db), "accepting connections");
         server.run(listener, shutdown).await?;
         tracing::info!("stopped");
         Ok(())

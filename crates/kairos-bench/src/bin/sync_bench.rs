@@ -105,6 +105,15 @@ struct Args {
     /// Skip the Redis comparison.
     #[arg(long)]
     no_redis: bool,
+    /// The servers' store: this PostgreSQL database (run `kairos-server
+    /// migrate --database URL` first) instead of SQLite files.
+    #[arg(long)]
+    database: Option<String>,
+    /// 2: a second instance on the same `--database`; in `ack` each
+    /// account's `b` is on it (live fan-out across instances), in `ingest`
+    /// every other device pushes to it.
+    #[arg(long, default_value_t = 1)]
+    instances: u8,
     /// `kairos-server` (default: beside this binary).
     #[arg(long)]
     server: Option<PathBuf>,
@@ -176,7 +185,14 @@ fn run() -> Result<bool> {
     } else {
         a.only.clone()
     };
-    let bin = Bin(beside("kairos-server", a.server.clone())?);
+    anyhow::ensure!(
+        a.instances == 1 || (a.instances == 2 && a.database.is_some()),
+        "--instances 2 needs --database (the instances share a PostgreSQL database)"
+    );
+    let bin = Bin(
+        beside("kairos-server", a.server.clone())?,
+        a.database.clone(),
+    );
     let limits = sync::raise_nofile()?;
     procs::install_cleanup(Duration::from_secs(a.time_limit))?;
     let base = a.dir.clone().unwrap_or_else(std::env::temp_dir);
@@ -199,7 +215,17 @@ fn run() -> Result<bool> {
             .trim(),
         sync::loadavg(),
     );
-    println!("server: {}; files in {}", bin.0.display(), dir.display());
+    println!(
+        "server: {} ({}, {} instance(s) in ack); files in {}",
+        bin.0.display(),
+        if bin.1.is_some() {
+            "PostgreSQL"
+        } else {
+            "SQLite"
+        },
+        a.instances,
+        dir.display()
+    );
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -265,13 +291,22 @@ fn run() -> Result<bool> {
         println!("\n{p:?} (load average {})", sync::loadavg());
         let r: Result<()> = match p {
             Part::Ack => bin.start(&data).and_then(|s| {
+                let other = if a.instances == 2 {
+                    Some(bin.start(&dir.join("second"))?)
+                } else {
+                    None
+                };
                 rt.block_on(sync::ack::run(
                     &s,
+                    other.as_ref(),
                     &fleet[..accounts],
                     rate,
                     secs,
                     &mut rows,
                 ))?;
+                if let Some(o) = other {
+                    o.stop()?;
+                }
                 s.stop().map(|_| ())
             }),
             Part::Idle => bin.start(&data).and_then(|s| {
@@ -300,14 +335,29 @@ fn run() -> Result<bool> {
                 sync::ingest::starts(&bin, &dir, (need > 0).then_some(data.as_path()), &mut rows)
             }
             Part::Ingest => bin.start(&data).and_then(|s| {
+                let other = if a.instances == 2 {
+                    Some(bin.start(&dir.join("second"))?)
+                } else {
+                    None
+                };
                 let mut from = 0;
                 for &n in &ingest_devices {
                     let devs = fleet.get(from..from + n).context("fleet too small")?;
                     from += n;
-                    rt.block_on(sync::ingest::ingest(&s, devs, n, ingest_secs, &mut rows))?;
+                    rt.block_on(sync::ingest::ingest(
+                        &s,
+                        other.as_ref(),
+                        devs,
+                        n,
+                        ingest_secs,
+                        &mut rows,
+                    ))?;
                     if !a.no_redis && which_redis() {
                         rt.block_on(sync::ingest::redis(&dir, devs, n, ingest_secs, &mut rows))?;
                     }
+                }
+                if let Some(o) = other {
+                    o.stop()?;
                 }
                 s.stop().map(|_| ())
             }),

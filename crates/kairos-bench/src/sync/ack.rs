@@ -63,9 +63,11 @@ impl Times {
 ///
 /// # Errors
 /// A session failed to reach `caught_up`.
-pub async fn connect_all(url: &str, devices: &[Creds]) -> Result<Vec<Session>> {
-    futures_util::stream::iter(devices)
-        .map(|c| Session::start(url, c, 0))
+/// Device `i` connects to `urls[i % urls.len()]` (with two instances: each
+/// account's `a` to the first, its `b` to the second).
+pub async fn connect_all(urls: &[&str], devices: &[Creds]) -> Result<Vec<Session>> {
+    futures_util::stream::iter(devices.iter().enumerate())
+        .map(|(i, c)| Session::start(urls[i % urls.len()], c, 0))
         .buffered(CONNECTING)
         .collect::<Vec<_>>()
         .await
@@ -126,12 +128,15 @@ async fn read_a(mut rx: SplitStream<Ws>, a: u64, accounts: u64, times: Arc<Times
     times.broken.fetch_add(1, Ordering::Relaxed);
 }
 
-/// Runs the part on a started server with `accounts` from the fleet.
+/// Runs the part on a started server with `accounts` from the fleet; with
+/// `other` (a second instance on the same PostgreSQL database) every `b`
+/// is connected to it, so each op crosses from one instance to the other.
 ///
 /// # Errors
 /// Sessions cannot be opened or a send fails.
 pub async fn run(
     server: &Server,
+    other: Option<&Server>,
     fleet: &[[Creds; 2]],
     rate: u64,
     secs: u64,
@@ -141,7 +146,11 @@ pub async fn run(
     let total = rate * secs;
     let t = Instant::now();
     let flat: Vec<Creds> = fleet.iter().flat_map(|p| p.iter().cloned()).collect();
-    let sessions = connect_all(&server.url, &flat).await?;
+    let urls: Vec<&str> = std::iter::once(server)
+        .chain(other)
+        .map(|s| s.url.as_str())
+        .collect();
+    let sessions = connect_all(&urls, &flat).await?;
     let connect = t.elapsed();
     let (rss, pss, _) = server.memory();
     println!(

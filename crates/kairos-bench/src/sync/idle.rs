@@ -26,7 +26,7 @@ pub async fn run(server: &Server, devices: &[Creds], rows: &mut Vec<Row>) -> Res
     let (rss0, pss0, _) = server.memory();
     println!("  before: VmRSS {rss0} kB, Pss {pss0} kB");
     let t = Instant::now();
-    let sessions = connect_all(&server.url, devices).await?;
+    let sessions = connect_all(&[&server.url], devices).await?;
     let connect = t.elapsed();
     let n = sessions.len() as u64;
     tokio::time::sleep(Duration::from_secs(2)).await;

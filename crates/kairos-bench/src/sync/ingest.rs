@@ -110,19 +110,23 @@ async fn pusher(
     Ok((acked, lat))
 }
 
-/// Ingest through the server with `n` devices for `secs`.
+/// Ingest through the server with `n` devices for `secs`; with `other` (a
+/// second instance on the same PostgreSQL database) every other device
+/// pushes to it instead.
 ///
 /// # Errors
 /// A device failed.
 pub async fn ingest(
     server: &Server,
+    other: Option<&Server>,
     fleet: &[[Creds; 2]],
     n: usize,
     secs: u64,
     rows: &mut Vec<Row>,
 ) -> Result<f64> {
-    let url = &server.url;
-    let cpu0 = server.cpu();
+    let servers: Vec<&Server> = std::iter::once(server).chain(other).collect();
+    let cpu_all = || servers.iter().map(|s| s.cpu()).sum::<Duration>();
+    let cpu0 = cpu_all();
     let until = tokio::time::Instant::now() + Duration::from_secs(secs);
     let t = Instant::now();
     let tasks: Vec<_> = fleet
@@ -130,7 +134,7 @@ pub async fn ingest(
         .enumerate()
         .map(|(k, p)| {
             tokio::spawn(pusher(
-                url.to_owned(),
+                servers[k % servers.len()].url.clone(),
                 p[0].clone(),
                 (k as u64) << 32,
                 until,
@@ -148,13 +152,18 @@ pub async fn ingest(
     #[allow(clippy::cast_precision_loss)]
     let rate = total as f64 / wall.as_secs_f64();
     let l = Summary::of(lat).context("no batch")?;
-    let cpu = 100.0 * (server.cpu() - cpu0).as_secs_f64() / wall.as_secs_f64();
+    let cpu = 100.0 * (cpu_all() - cpu0).as_secs_f64() / wall.as_secs_f64();
+    let on = if servers.len() > 1 {
+        ", 2 instances"
+    } else {
+        ""
+    };
     println!(
         "  {n} devices: {} ops acknowledged in {wall:.2?}: {rate:.0} ops/s; server CPU {cpu:.0} % of one core; push → pushed per batch: {l}",
         thousands(total)
     );
     rows.push(Row::info(
-        &format!("ingest, Kairos, {n} device(s) × batches of {BATCH}"),
+        &format!("ingest, Kairos, {n} device(s) × batches of {BATCH}{on}"),
         format!(
             "**{rate:.0} ops/s** (push → pushed p50 {}, p99 {}; server CPU {cpu:.0} %)",
             ms(l.p50),

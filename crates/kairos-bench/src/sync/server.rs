@@ -27,9 +27,11 @@ pub struct Server {
     pub startup: Duration,
 }
 
-/// The server binary and what it is told.
+/// The server binary and what it is told: its store is SQLite in each
+/// start's data directory, or the PostgreSQL database of `.1` (migrated
+/// beforehand, shared by every start).
 #[derive(Debug, Clone)]
-pub struct Bin(pub PathBuf);
+pub struct Bin(pub PathBuf, pub Option<String>);
 
 impl Bin {
     /// Starts a server on `data`, waiting (30 s at most) for its line.
@@ -42,6 +44,7 @@ impl Bin {
         let mut cmd = Command::new(&self.0);
         cmd.arg("--data")
             .arg(data)
+            .args(self.1.iter().flat_map(|url| ["--database", url.as_str()]))
             .args(["--listen", "127.0.0.1:0"])
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
@@ -90,6 +93,7 @@ impl Bin {
         let out = tokio::process::Command::new(&self.0)
             .arg("--data")
             .arg(data)
+            .args(self.1.iter().flat_map(|url| ["--database", url.as_str()]))
             .args(["invite", account])
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())

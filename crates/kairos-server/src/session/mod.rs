@@ -301,15 +301,30 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
             Committed::Revoked { device, .. } if *device == self.auth.device => {
                 Err(End::close(Close::Revoked, "device revoked"))
             }
-            Committed::Ops {
-                from, ops, head, ..
-            } if *from != self.auth.device => {
+            // Ops this session has not seen come before these (another
+            // instance committed them): the store has them all, in order.
+            Committed::Ops { prev, head, .. } if *prev > self.sent => {
+                self.catch_up(*head, true).await
+            }
+            // Another instance's commit reached the account's head.
+            Committed::Head { head, .. } if *head > self.sent => self.catch_up(*head, true).await,
+            // The device's own ops right after what it was sent: it has
+            // them, so the next op it is sent follows on.
+            Committed::Ops { from, head, .. } if *from == self.auth.device => {
+                self.sent = self.sent.max(*head);
+                Ok(())
+            }
+            Committed::Ops { ops, head, .. } => {
                 let fresh: Vec<SeqOp> = ops
                     .iter()
                     .filter(|s| s.seq > self.sent && self.understands(s))
                     .cloned()
                     .collect();
-                self.send_live(fresh, *head).await
+                self.send_live(fresh, *head).await?;
+                // Ops its client cannot decode were passed over: it has
+                // everything up to `head` (these ops follow what it was sent).
+                self.sent = self.sent.max(*head);
+                Ok(())
             }
             _ => Ok(()),
         }

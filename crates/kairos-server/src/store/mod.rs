@@ -1,169 +1,138 @@
-//! The server's store: accounts, devices, pairing codes and ops in one
-//! SQLite file. This module is the seam for another engine (PostgreSQL for
-//! several instances): the rest of the server sees only [`Store`]'s async
+//! The server's store: accounts, devices, pairing codes and ops, in an
+//! embedded SQLite file (the default) or in PostgreSQL (several instances
+//! on one database). The rest of the server sees only [`Store`]'s async
 //! methods and the plain types below, never SQL.
 //!
-//! Writes go to one thread that commits in groups (`writer.rs`): every
-//! write waiting when a transaction starts joins it, so one fsync serves
-//! many pushes. Reads use a small pool of connections on tokio's blocking
-//! threads (`read.rs`).
+//! [`Store`] is an enum over the two backends rather than a trait object:
+//! the set is closed, `push` must return a `'static` future that is queued
+//! before it returns (pushes commit in call order), and a trait with async
+//! methods would box every read's future for nothing.
+//!
+//! Both backends write the same way: the jobs go to one writer (a thread
+//! for SQLite, `writer.rs`; a task for PostgreSQL, `pg/writer.rs`) that
+//! commits every job waiting in one transaction, each job in a savepoint,
+//! replies only after the commit, and reports what became durable in commit
+//! order. SQLite reads use a pool of connections on tokio's blocking
+//! threads (`read.rs`); PostgreSQL reads a connection pool.
 
+mod pg;
 mod read;
 mod schema;
+mod sqlite;
 mod tx;
+mod types;
 mod writer;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use kairos_proto::{DeviceInfo, Op, PushResult, SeqOp};
 use tokio::sync::oneshot;
 
+pub use pg::{SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION, migrate as migrate_postgres};
 pub use schema::db_path;
 pub use writer::Committed;
 
-use read::Readers;
-use writer::{Job, Writer};
+use writer::Job;
 
-/// A store failure: the database, the file system, or the writer thread.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// SQLite said no.
-    #[error("database: {0}")]
-    Sqlite(#[from] rusqlite::Error),
-    /// The schema could not be brought up to date.
-    #[error("database schema: {0}")]
-    Migration(#[from] rusqlite_migration::Error),
-    /// A file or directory could not be created.
-    #[error("{}: {source}", .path.display())]
-    Io {
-        /// What was being created.
-        path: PathBuf,
-        /// Why it failed.
-        source: std::io::Error,
-    },
-    /// The OS random number generator failed.
-    #[error("random numbers: {0}")]
-    Random(std::io::Error),
-    /// The group's commit failed; nothing of this job was stored.
-    #[error("commit failed: {0}")]
-    Commit(String),
-    /// The writer thread is gone (the server is stopping).
-    #[error("the store is shutting down")]
-    Closed,
-    /// A stored op no longer decodes (the database was edited by hand).
-    #[error("stored op {0} does not decode: {1}")]
-    Corrupt(u64, String),
-}
+pub use types::{Auth, Code, Joined, Log, Refusal, StoreError};
 
-/// Why a credential was refused: the one-line body of the 401.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
-    /// No such token.
-    UnknownToken,
-    /// The token's device was revoked.
-    Revoked,
-    /// No such pairing code.
-    UnknownCode,
-    /// The pairing code is past its expiry.
-    ExpiredCode,
-    /// The pairing code was used already.
-    UsedCode,
-}
-
-impl Refusal {
-    /// The text of the 401 body.
-    pub fn reason(self) -> &'static str {
-        match self {
-            Self::UnknownToken => "unknown token",
-            Self::Revoked => "device revoked",
-            Self::UnknownCode => "unknown pairing code",
-            Self::ExpiredCode => "pairing code expired",
-            Self::UsedCode => "pairing code already used",
-        }
-    }
-}
-
-/// A live device, from its token.
+/// Where the store lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Auth {
-    /// Its account: everything the session reads or writes is in it.
-    pub account: String,
-    /// Its id.
-    pub device: String,
-}
-
-/// A device that just joined.
-#[derive(Debug, Clone)]
-pub struct Joined {
-    /// Who it is.
-    pub auth: Auth,
-    /// Its token, shown once and never stored.
-    pub token: String,
-}
-
-/// A new pairing code.
-#[derive(Debug, Clone)]
-pub struct Code {
-    /// The account it joins.
-    pub account: String,
-    /// `XXXX-XXXX-XXXX`.
-    pub code: String,
-    /// When it stops working.
-    pub expires_at: DateTime<Utc>,
-}
-
-/// Where an account's log stands.
-#[derive(Debug, Clone, Copy)]
-pub struct Log {
-    /// The highest seq handed out.
-    pub head: u64,
-    /// The highest seq compaction removed.
-    pub floor: u64,
+pub enum Database {
+    /// `server.db` in this data directory (created 0700).
+    Sqlite(PathBuf),
+    /// A PostgreSQL URL (`postgres://user@host/db`), migrated beforehand
+    /// with `kairos-server migrate`.
+    Postgres(String),
 }
 
 /// The handle the server uses; cheap to clone.
 #[derive(Clone)]
-pub struct Store {
-    writer: Arc<Writer>,
-    readers: Arc<Readers>,
+pub struct Store(Arc<Backend>);
+
+enum Backend {
+    Sqlite(sqlite::Sqlite),
+    Postgres(Box<pg::Postgres>),
 }
 
 impl Store {
-    /// Opens (creating if needed) the store in `data` and starts its writer
-    /// thread. `on_commit` is called on that thread after each commit, in
-    /// commit order, with what became durable (the fan-out hook).
-    /// Compaction keeps the newest `compact_keep` ops of each account.
+    /// Opens (creating if needed) the SQLite store in `data` and starts its
+    /// writer thread. `on_commit` is called on that thread after each
+    /// commit, in commit order, with what became durable (the fan-out
+    /// hook). Compaction keeps the newest `compact_keep` ops of each
+    /// account.
     pub fn open(
         data: &Path,
         compact_keep: u64,
         on_commit: Box<dyn Fn(Committed) + Send>,
     ) -> Result<Self, StoreError> {
-        let conn = schema::create_and_migrate(data)?;
-        let path = db_path(data);
-        let writer = Writer::start(conn, compact_keep, on_commit)?;
-        Ok(Self {
-            writer: Arc::new(writer),
-            readers: Arc::new(Readers::new(path)),
-        })
+        let s = sqlite::Sqlite::open(data, compact_keep, on_commit)?;
+        Ok(Self(Arc::new(Backend::Sqlite(s))))
+    }
+
+    /// Opens `db`: SQLite as [`Store::open`]; PostgreSQL after checking
+    /// that its schema is the one this server runs on (never migrating
+    /// it), with `hints` sending a hint of each commit to the other
+    /// instances after the commit.
+    pub async fn connect(
+        db: &Database,
+        compact_keep: u64,
+        hints: bool,
+        on_commit: Box<dyn Fn(Committed) + Send + Sync>,
+    ) -> Result<Self, StoreError> {
+        match db {
+            Database::Sqlite(data) => Self::open(data, compact_keep, on_commit),
+            Database::Postgres(url) => {
+                let p = pg::Postgres::connect(url, compact_keep, hints, on_commit).await?;
+                Ok(Self(Arc::new(Backend::Postgres(Box::new(p)))))
+            }
+        }
     }
 
     /// Makes a pairing code for `account`, creating the account if new.
     /// Blocking, on its own connection: what `kairos-server invite` runs
     /// while a server may be running on the same file.
     pub fn invite(data: &Path, account: &str, ttl: Duration) -> Result<Code, StoreError> {
-        let mut conn = schema::create_and_migrate(data)?;
-        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let code = tx::create_code(&tx, account, ttl, true, Utc::now())?;
-        tx.commit()?;
-        Ok(code)
+        sqlite::Sqlite::invite(data, account, ttl)
+    }
+
+    /// [`Store::invite`] on either backend.
+    pub async fn invite_in(
+        db: &Database,
+        account: &str,
+        ttl: Duration,
+    ) -> Result<Code, StoreError> {
+        match db {
+            Database::Sqlite(data) => {
+                let (data, account) = (data.clone(), account.to_owned());
+                tokio::task::spawn_blocking(move || Self::invite(&data, &account, ttl))
+                    .await
+                    .map_err(|_| StoreError::Closed)?
+            }
+            Database::Postgres(url) => pg::invite(url, account, ttl, Utc::now()).await,
+        }
+    }
+
+    /// Whether this store is shared with other instances (PostgreSQL):
+    /// then commits of other instances arrive as hints, not `on_commit`.
+    #[must_use]
+    pub fn is_shared(&self) -> bool {
+        matches!(&*self.0, Backend::Postgres(_))
+    }
+
+    fn send(&self, job: Job) -> Result<(), StoreError> {
+        match &*self.0 {
+            Backend::Sqlite(s) => s.send(job),
+            Backend::Postgres(p) => p.send(job),
+        }
     }
 
     async fn ask<T>(&self, job: impl FnOnce(oneshot::Sender<T>) -> Job) -> Result<T, StoreError> {
         let (tx, rx) = oneshot::channel();
-        self.writer.send(job(tx))?;
+        self.send(job(tx))?;
         rx.await.map_err(|_| StoreError::Closed)
     }
 
@@ -177,7 +146,7 @@ impl Store {
         ops: Vec<Op>,
     ) -> impl Future<Output = Result<Vec<PushResult>, StoreError>> + Send + 'static {
         let (reply, rx) = oneshot::channel();
-        let queued = self.writer.send(Job::Push {
+        let queued = self.send(Job::Push {
             account: auth.account.clone(),
             device: auth.device.clone(),
             ops,
@@ -222,7 +191,7 @@ impl Store {
 
     /// Records that `device` started a session (not waited for).
     pub fn touch(&self, device: &str) {
-        let _ = self.writer.send(Job::Touch {
+        let _ = self.send(Job::Touch {
             device: device.to_owned(),
         });
     }
@@ -230,19 +199,46 @@ impl Store {
     /// The device a token belongs to, if live.
     pub async fn authenticate(&self, token: &str) -> Result<Result<Auth, Refusal>, StoreError> {
         let hash = crate::secrets::sha256(token);
-        self.readers.run(move |r| r.authenticate(&hash)).await
+        match &*self.0 {
+            Backend::Sqlite(s) => s.readers.run(move |r| r.authenticate(&hash)).await,
+            Backend::Postgres(p) => p.authenticate(&hash).await,
+        }
     }
 
     /// Whether `device` is still live (after a missed revocation event).
     pub async fn is_live(&self, device: &str) -> Result<bool, StoreError> {
         let device = device.to_owned();
-        self.readers.run(move |r| r.is_live(&device)).await
+        match &*self.0 {
+            Backend::Sqlite(s) => s.readers.run(move |r| r.is_live(&device)).await,
+            Backend::Postgres(p) => p.is_live(&device).await,
+        }
     }
 
     /// Head and floor of `account`.
     pub async fn log(&self, account: &str) -> Result<Log, StoreError> {
         let account = account.to_owned();
-        self.readers.run(move |r| r.log(&account)).await
+        match &*self.0 {
+            Backend::Sqlite(s) => s.readers.run(move |r| r.log(&account)).await,
+            Backend::Postgres(p) => p.log(&account).await,
+        }
+    }
+
+    /// The heads of those of `accounts` that exist (the cross-instance
+    /// check that repairs a lost hint).
+    pub async fn heads(&self, accounts: Vec<String>) -> Result<Vec<(String, u64)>, StoreError> {
+        match &*self.0 {
+            Backend::Sqlite(s) => {
+                s.readers
+                    .run(move |r| {
+                        accounts
+                            .into_iter()
+                            .map(|a| r.log(&a).map(|l| (a, l.head)))
+                            .collect()
+                    })
+                    .await
+            }
+            Backend::Postgres(p) => p.heads(&accounts).await,
+        }
     }
 
     /// Ops of `account` after `after`, in seq order: at most `max` ops and
@@ -255,14 +251,62 @@ impl Store {
         max_bytes: usize,
     ) -> Result<Vec<SeqOp>, StoreError> {
         let account = account.to_owned();
-        self.readers
-            .run(move |r| r.ops_after(&account, after, max, max_bytes))
-            .await
+        match &*self.0 {
+            Backend::Sqlite(s) => {
+                s.readers
+                    .run(move |r| r.ops_after(&account, after, max, max_bytes))
+                    .await
+            }
+            Backend::Postgres(p) => p.ops_after(&account, after, max, max_bytes).await,
+        }
     }
 
     /// The devices of `account`; `connected` is filled in by the caller.
     pub async fn devices(&self, account: &str) -> Result<Vec<DeviceInfo>, StoreError> {
         let account = account.to_owned();
-        self.readers.run(move |r| r.devices(&account)).await
+        match &*self.0 {
+            Backend::Sqlite(s) => s.readers.run(move |r| r.devices(&account)).await,
+            Backend::Postgres(p) => p.devices(&account).await,
+        }
+    }
+
+    /// Listens for the other instances' hints (PostgreSQL only; `None` on
+    /// SQLite), reconnecting after a lost connection, until dropped.
+    pub fn listen(&self, on_hint: Arc<dyn Fn(Committed) + Send + Sync>) -> Option<Listener> {
+        match &*self.0 {
+            Backend::Sqlite(_) => None,
+            Backend::Postgres(p) => Some(Listener(p.listen(on_hint))),
+        }
+    }
+
+    /// Waits until the writer has committed its last job and stopped
+    /// (PostgreSQL; the SQLite thread is joined when the store is dropped).
+    /// Call after dropping every other handle.
+    pub async fn close(self) {
+        let done = match &*self.0 {
+            Backend::Postgres(p) => p.done(),
+            Backend::Sqlite(_) => None,
+        };
+        // Dropping the last SQLite handle joins the writer thread after its
+        // queued jobs: off the async workers.
+        let _ = tokio::task::spawn_blocking(move || drop(self)).await;
+        // Bounded: a handle still held elsewhere would keep the writer
+        // waiting for jobs; its queued ones are committed by then anyway.
+        if let Some(done) = done
+            && tokio::time::timeout(Duration::from_secs(10), done)
+                .await
+                .is_err()
+        {
+            tracing::warn!("the store's writer did not stop within 10 s");
+        }
+    }
+}
+
+/// The task listening for hints; stops when dropped.
+pub struct Listener(tokio::task::JoinHandle<()>);
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }

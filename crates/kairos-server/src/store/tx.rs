@@ -25,10 +25,11 @@ pub(crate) fn push(
     device: &str,
     ops: Vec<Op>,
 ) -> Result<(Vec<PushResult>, Option<Committed>), StoreError> {
-    let mut head = to_u64(
+    let prev = to_u64(
         c.prepare_cached("SELECT head FROM accounts WHERE id = ?1")?
             .query_row([account], |r| r.get::<_, i64>(0))?,
     );
+    let mut head = prev;
     let mut results = Vec::with_capacity(ops.len());
     let mut fresh = Vec::new();
     let mut known = c.prepare_cached("SELECT seq FROM op_ids WHERE account = ?1 AND op_id = ?2")?;
@@ -81,6 +82,7 @@ pub(crate) fn push(
         account: account.to_owned(),
         from: device.to_owned(),
         ops: fresh,
+        prev,
         head,
     });
     Ok((results, event))

@@ -59,7 +59,19 @@ pub enum Committed {
         from: String,
         /// The ops with their seqs, ascending.
         ops: Vec<SeqOp>,
+        /// The account's head before them: a session that has not seen
+        /// every op up to here missed some (another instance's) and catches
+        /// up from the store.
+        prev: u64,
         /// The account's head after them.
+        head: u64,
+    },
+    /// The account's log reached `head` (another instance committed): a
+    /// session behind it catches up from the store.
+    Head {
+        /// The account.
+        account: String,
+        /// Its head.
         head: u64,
     },
     /// A device was revoked: close its sessions.
@@ -119,7 +131,7 @@ impl Drop for Writer {
 }
 
 /// A job done inside the transaction, its reply held until the commit.
-enum Done {
+pub(crate) enum Done {
     Push(
         oneshot::Sender<Result<Vec<PushResult>, StoreError>>,
         Result<(Vec<PushResult>, Option<Committed>), StoreError>,
@@ -179,7 +191,7 @@ fn run(mut conn: Connection, rx: &Receiver<Job>, keep: u64, on_commit: &dyn Fn(C
 }
 
 /// Replies (after the commit) and reports what became durable.
-fn deliver(
+pub(crate) fn deliver(
     d: Done,
     failed: Option<&String>,
     on_commit: &dyn Fn(Committed),
@@ -224,7 +236,7 @@ fn deliver(
     }
 }
 
-fn fail(job: Job, why: &str) -> Done {
+pub(crate) fn fail(job: Job, why: &str) -> Done {
     let e = || StoreError::Commit(why.to_owned());
     match job {
         Job::Push { reply, .. } => Done::Push(reply, Err(e())),

@@ -14,14 +14,15 @@ async fn run_serves_a_listener_until_the_shutdown_future_completes() {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("ws://{}", listener.local_addr().unwrap());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(kairos_server::run(
-        listener,
-        Config::new(data.clone()),
-        async {
-            let _ = stopped.await;
-        },
-    ));
-    let s = Server::attach(url, &data);
+    let mut config = Config::new(data.clone());
+    if crate::pg::postgres_suite() {
+        config.postgres = Some(crate::pg::database().await);
+    }
+    let database = config.postgres.clone();
+    let server = tokio::spawn(kairos_server::run(listener, config, async {
+        let _ = stopped.await;
+    }));
+    let s = Server::attach(url, &data, database);
     let (id, token) = s.device("alice", "laptop").await;
     let mut a = s.connect(&token).await;
     a.hello(0).await;

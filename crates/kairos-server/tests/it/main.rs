@@ -1,6 +1,10 @@
 //! Integration tests of the real `kairos-server` binary, one test binary
 //! (STYLE.md): each test starts the server on a fresh data directory on
-//! `127.0.0.1:0` and talks to it as devices would.
+//! `127.0.0.1:0` and talks to it as devices would. With
+//! `KAIROS_TEST_STORE=postgres` every server's store is a fresh database in
+//! a throw-away PostgreSQL cluster (`pg.rs`) instead of SQLite: the same
+//! tests on both stores. The tests of several instances (`instances.rs`)
+//! use PostgreSQL in either run.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
@@ -8,8 +12,11 @@ mod batches;
 mod durability;
 mod embed;
 mod features;
+mod instances;
 mod limits;
+mod maker;
 mod pairing;
+mod pg;
 mod support;
 mod sync;
 mod tls;

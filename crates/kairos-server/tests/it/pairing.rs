@@ -96,7 +96,7 @@ async fn wrong_missing_or_misplaced_credentials_are_401_and_other_paths_404() {
 #[tokio::test]
 async fn the_data_directory_and_database_are_readable_by_their_owner_only() {
     use std::os::unix::fs::PermissionsExt;
-    let server = Server::start(&[]).await;
+    let server = Server::start_sqlite(&[]).await;
     server.device("alice", "laptop").await;
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&server.data), 0o700);

@@ -22,6 +22,8 @@ use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
+pub use crate::maker::Maker;
+
 /// How long any one expected event may take before the test fails.
 pub const WAIT: Duration = Duration::from_secs(15);
 
@@ -33,6 +35,8 @@ pub struct Server {
     pub child: Option<Child>,
     pub url: String,
     pub data: PathBuf,
+    /// The PostgreSQL URL, when the store is there (`--database`).
+    pub database: Option<String>,
     pub tls: Option<Arc<rustls::ClientConfig>>,
     /// The rest of stdout, after the listening line.
     pub stdout: Option<tokio::io::Lines<BufReader<tokio::process::ChildStdout>>>,
@@ -49,8 +53,46 @@ impl Server {
         s
     }
 
-    /// A server on `data` (which may hold a previous server's store).
+    /// A server on a fresh data directory with the SQLite store, in either
+    /// run of the suite (tests of the SQLite file itself).
+    pub async fn start_sqlite(args: &[&str]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        let mut s = Self::start_with(&data, None, args).await;
+        s._dir = Some(dir);
+        s
+    }
+
+    /// A server on `data` (which may hold a previous server's store). In
+    /// the PostgreSQL run of the suite (`KAIROS_TEST_STORE=postgres`) its
+    /// store is a database of the test cluster, made for `data` the first
+    /// time and found again (its URL is kept beside `data`) by a restart.
     pub async fn start_on(data: &Path, args: &[&str]) -> Self {
+        let database = if crate::pg::postgres_suite() {
+            let file = data.with_extension("url");
+            Some(match std::fs::read_to_string(&file) {
+                Ok(url) => url,
+                Err(_) => {
+                    let url = crate::pg::database().await;
+                    std::fs::create_dir_all(data.parent().unwrap()).unwrap();
+                    std::fs::write(&file, &url).unwrap();
+                    url
+                }
+            })
+        } else {
+            None
+        };
+        Self::start_with(data, database, args).await
+    }
+
+    /// A server on the PostgreSQL database `url` (another instance may
+    /// share it); `data` only names its log.
+    pub async fn start_pg(data: &Path, url: &str, args: &[&str]) -> Self {
+        Self::start_with(data, Some(url.to_owned()), args).await
+    }
+
+    async fn start_with(data: &Path, database: Option<String>, args: &[&str]) -> Self {
+        std::fs::create_dir_all(data.parent().unwrap()).unwrap();
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -59,6 +101,7 @@ impl Server {
         let mut child = Command::new(BIN)
             .arg("--data")
             .arg(data)
+            .args(database.iter().flat_map(|url| ["--database", url]))
             .args(["--listen", "127.0.0.1:0"])
             .args(args)
             .env("RUST_LOG", "debug")
@@ -82,18 +125,21 @@ impl Server {
             child: Some(child),
             url,
             data: data.to_owned(),
+            database,
             tls: None,
             stdout: Some(lines),
             _dir: None,
         }
     }
 
-    /// A server this test runs itself, listening at `url` on `data`.
-    pub fn attach(url: String, data: &Path) -> Self {
+    /// A server this test runs itself, listening at `url` on `data` (or
+    /// on the PostgreSQL `database`).
+    pub fn attach(url: String, data: &Path, database: Option<String>) -> Self {
         Self {
             child: None,
             url,
             data: data.to_owned(),
+            database,
             tls: None,
             stdout: None,
             _dir: None,
@@ -110,6 +156,7 @@ impl Server {
         let out = Command::new(BIN)
             .arg("--data")
             .arg(&self.data)
+            .args(self.database.iter().flat_map(|url| ["--database", url]))
             .args(["invite", account])
             .args(args)
             .output()
@@ -374,37 +421,5 @@ impl Client {
             }
             other => panic!("expected pushed, got {other:?}"),
         }
-    }
-}
-
-/// A device's ops: numbered from 1, stamped by its own clock.
-pub struct Maker {
-    clock: kairos_proto::HlcClock,
-    n: u64,
-}
-
-impl Maker {
-    pub fn new(device: &str) -> Self {
-        Self {
-            clock: kairos_proto::HlcClock::new(device, None),
-            n: 0,
-        }
-    }
-
-    pub fn op(&mut self, body: kairos_proto::Body) -> Op {
-        self.n += 1;
-        Op::new(self.n, self.clock.issue(1_764_864_000_000 + self.n), body)
-    }
-
-    pub fn dismiss(&mut self, key: &str) -> Op {
-        self.op(kairos_proto::Body::ReminderDismiss { key: key.into() })
-    }
-
-    pub fn calendar(&mut self, uid: &str, name: &str) -> Op {
-        self.op(kairos_proto::Body::CalendarPut {
-            calendar: uid.into(),
-            name: name.into(),
-            color: None,
-        })
     }
 }

@@ -1,0 +1,72 @@
+//! Other instances' commits, for the sessions on this one (PostgreSQL
+//! only; a SQLite store has no other writer). Two paths into the hub:
+//! the hints the other instances `NOTIFY` after each commit (fast), and a
+//! check of the heads of the accounts connected here every
+//! `Config::head_check` (the repair: a hint is not durable, a listener that
+//! was reconnecting misses it). Both publish `Committed::Head`; a session
+//! behind the head catches up from the store, so the cursor stays the
+//! truth and neither path is needed for correctness, only for speed.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::Ctx;
+use crate::store::{Committed, Listener};
+
+/// The relay's tasks; stopped when dropped.
+pub(crate) struct Relay {
+    _listener: Option<Listener>,
+    check: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.check.abort();
+    }
+}
+
+/// Starts the relay for a shared store; `None` for SQLite.
+pub(crate) fn start(ctx: &Ctx) -> Option<Relay> {
+    if !ctx.store.is_shared() {
+        return None;
+    }
+    let hub = Arc::clone(&ctx.hub);
+    let listener = ctx.store.listen(Arc::new(move |event| hub.publish(event)));
+    let (store, hub) = (ctx.store.clone(), Arc::clone(&ctx.hub));
+    let every = ctx.config.head_check;
+    let check = tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // The head last published per account, so an idle account costs
+        // its sessions nothing.
+        let mut seen: HashMap<String, u64> = HashMap::new();
+        loop {
+            tick.tick().await;
+            let accounts = hub.accounts();
+            if accounts.is_empty() {
+                seen.clear();
+                continue;
+            }
+            match store.heads(accounts).await {
+                Ok(heads) => {
+                    let mut next = HashMap::with_capacity(heads.len());
+                    for (account, head) in heads {
+                        if seen.get(&account) != Some(&head) {
+                            hub.publish(Committed::Head {
+                                account: account.clone(),
+                                head,
+                            });
+                        }
+                        next.insert(account, head);
+                    }
+                    seen = next;
+                }
+                Err(e) => tracing::warn!("head check failed: {e}"),
+            }
+        }
+    });
+    Some(Relay {
+        _listener: listener,
+        check,
+    })
+}

@@ -1,0 +1,234 @@
+//! The PostgreSQL backend: several `kairos-server` instances on one
+//! database. The same tables and the same semantics as the SQLite store:
+//! each account's `head` row is locked (`FOR NO KEY UPDATE`) by the
+//! transaction that hands out its next seqs, so seqs are gap-free per
+//! account and become visible in order, whichever instance commits them;
+//! `op_ids` deduplicates per account; a pairing code is consumed by an
+//! `UPDATE … WHERE used_ms IS NULL` that only one instance can win.
+//!
+//! The schema is never changed by a serving instance: `kairos-server
+//! migrate` applies `migrations/postgres/` and a server refuses to start on
+//! an older or newer schema (`schema.rs`). After each commit the writer
+//! sends a `NOTIFY` hint (never inside the writing transaction: there it
+//! serialises commits on a global lock); `listen.rs` turns the other
+//! instances' hints into events.
+
+mod listen;
+mod schema;
+mod tx;
+mod writer;
+
+use std::str::FromStr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use deadpool_postgres::{Manager, Object, Pool};
+use kairos_proto::{DeviceInfo, Op, SeqOp};
+use tokio::sync::{mpsc, oneshot};
+use tokio_postgres::NoTls;
+
+use super::tx::{to_i64, to_u64};
+use super::writer::{Committed, Job};
+use super::{Auth, Code, Log, Refusal, StoreError};
+
+pub use schema::{SCHEMA_VERSION, migrate};
+
+/// Connections in one instance's pool (reads, and the writer's one).
+const POOL: usize = 16;
+
+/// The channel the hints are sent on.
+const CHANNEL: &str = "kairos_sync";
+
+pub(crate) struct Postgres {
+    pool: Pool,
+    config: tokio_postgres::Config,
+    jobs: mpsc::UnboundedSender<Job>,
+    done: Mutex<Option<oneshot::Receiver<()>>>,
+}
+
+pub(crate) fn parse(url: &str) -> Result<tokio_postgres::Config, StoreError> {
+    tokio_postgres::Config::from_str(url).map_err(|e| StoreError::Url(format!("{url:?}: {e}")))
+}
+
+fn pool(config: &tokio_postgres::Config) -> Result<Pool, StoreError> {
+    Pool::builder(Manager::new(config.clone(), NoTls))
+        .max_size(POOL)
+        .build()
+        .map_err(|e| StoreError::Pool(e.to_string()))
+}
+
+impl Postgres {
+    pub(crate) async fn connect(
+        url: &str,
+        keep: u64,
+        hints: bool,
+        on_commit: Box<dyn Fn(Committed) + Send + Sync>,
+    ) -> Result<Self, StoreError> {
+        let config = parse(url)?;
+        let pool = pool(&config)?;
+        schema::check(&*get(&pool).await?).await?;
+        let (jobs, rx) = mpsc::unbounded_channel();
+        let (done_tx, done) = oneshot::channel();
+        let w = writer::Writer {
+            pool: pool.clone(),
+            keep,
+            hints,
+            on_commit,
+        };
+        tokio::spawn(async move {
+            w.run(rx).await;
+            let _ = done_tx.send(());
+        });
+        Ok(Self {
+            pool,
+            config,
+            jobs,
+            done: Mutex::new(Some(done)),
+        })
+    }
+
+    pub(crate) fn send(&self, job: Job) -> Result<(), StoreError> {
+        self.jobs.send(job).map_err(|_| StoreError::Closed)
+    }
+
+    /// Completes when the writer has stopped (every handle dropped).
+    pub(crate) fn done(&self) -> Option<oneshot::Receiver<()>> {
+        self.done.lock().ok().and_then(|mut d| d.take())
+    }
+
+    pub(crate) fn listen(
+        &self,
+        on_hint: Arc<dyn Fn(Committed) + Send + Sync>,
+    ) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(listen::run(self.config.clone(), on_hint))
+    }
+
+    pub(crate) async fn authenticate(
+        &self,
+        hash: &[u8],
+    ) -> Result<Result<Auth, Refusal>, StoreError> {
+        let c = get(&self.pool).await?;
+        let stmt = c
+            .prepare_cached("SELECT id, account, revoked_ms FROM devices WHERE token_sha256 = $1")
+            .await?;
+        Ok(match c.query_opt(&stmt, &[&hash]).await? {
+            None => Err(Refusal::UnknownToken),
+            Some(r) if r.get::<_, Option<i64>>(2).is_some() => Err(Refusal::Revoked),
+            Some(r) => Ok(Auth {
+                device: r.get(0),
+                account: r.get(1),
+            }),
+        })
+    }
+
+    pub(crate) async fn is_live(&self, device: &str) -> Result<bool, StoreError> {
+        let c = get(&self.pool).await?;
+        let stmt = c
+            .prepare_cached("SELECT 1 FROM devices WHERE id = $1 AND revoked_ms IS NULL")
+            .await?;
+        Ok(c.query_opt(&stmt, &[&device]).await?.is_some())
+    }
+
+    pub(crate) async fn log(&self, account: &str) -> Result<Log, StoreError> {
+        let c = get(&self.pool).await?;
+        let stmt = c
+            .prepare_cached("SELECT head, floor FROM accounts WHERE id = $1")
+            .await?;
+        let r = c.query_one(&stmt, &[&account]).await?;
+        Ok(Log {
+            head: to_u64(r.get(0)),
+            floor: to_u64(r.get(1)),
+        })
+    }
+
+    pub(crate) async fn heads(
+        &self,
+        accounts: &[String],
+    ) -> Result<Vec<(String, u64)>, StoreError> {
+        let c = get(&self.pool).await?;
+        let stmt = c
+            .prepare_cached("SELECT id, head FROM accounts WHERE id = ANY($1)")
+            .await?;
+        let rows = c.query(&stmt, &[&accounts]).await?;
+        Ok(rows.iter().map(|r| (r.get(0), to_u64(r.get(1)))).collect())
+    }
+
+    pub(crate) async fn ops_after(
+        &self,
+        account: &str,
+        after: u64,
+        max: usize,
+        max_bytes: usize,
+    ) -> Result<Vec<SeqOp>, StoreError> {
+        let c = get(&self.pool).await?;
+        let stmt = c
+            .prepare_cached(
+                "SELECT seq, op_json FROM ops WHERE account = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+            )
+            .await?;
+        let limit = i64::try_from(max).unwrap_or(i64::MAX);
+        let rows = c.query(&stmt, &[&account, &to_i64(after), &limit]).await?;
+        let (mut out, mut bytes) = (Vec::new(), 0usize);
+        for r in rows {
+            let seq = to_u64(r.get(0));
+            let json: &str = r.get(1);
+            bytes += json.len() + 32;
+            if bytes > max_bytes && !out.is_empty() {
+                break;
+            }
+            let op: Op =
+                serde_json::from_str(json).map_err(|e| StoreError::Corrupt(seq, e.to_string()))?;
+            out.push(SeqOp { seq, op });
+        }
+        Ok(out)
+    }
+
+    pub(crate) async fn devices(&self, account: &str) -> Result<Vec<DeviceInfo>, StoreError> {
+        let c = get(&self.pool).await?;
+        let stmt = c
+            .prepare_cached(
+                "SELECT id, name, created_ms, last_seen_ms, revoked_ms FROM devices
+                 WHERE account = $1 ORDER BY created_ms, id",
+            )
+            .await?;
+        let rows = c.query(&stmt, &[&account]).await?;
+        Ok(rows
+            .iter()
+            .map(|r| DeviceInfo {
+                device: r.get(0),
+                name: r.get(1),
+                created_at: DateTime::from_timestamp_millis(r.get(2)).unwrap_or_default(),
+                last_seen: r
+                    .get::<_, Option<i64>>(3)
+                    .and_then(DateTime::from_timestamp_millis),
+                revoked: r.get::<_, Option<i64>>(4).is_some(),
+                connected: false,
+            })
+            .collect())
+    }
+}
+
+async fn get(pool: &Pool) -> Result<Object, StoreError> {
+    pool.get()
+        .await
+        .map_err(|e| StoreError::Pool(e.to_string()))
+}
+
+/// `kairos-server invite` on PostgreSQL: a pairing code for `account`,
+/// creating the account if new.
+pub(crate) async fn invite(
+    url: &str,
+    account: &str,
+    ttl: Duration,
+    now: DateTime<Utc>,
+) -> Result<Code, StoreError> {
+    let config = parse(url)?;
+    let pool = pool(&config)?;
+    let mut c = get(&pool).await?;
+    schema::check(&c).await?;
+    let tx = c.transaction().await?;
+    let code = tx::create_code(&tx, account, ttl, true, now).await?;
+    tx.commit().await?;
+    Ok(code)
+}

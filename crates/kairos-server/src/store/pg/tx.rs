@@ -1,0 +1,328 @@
+//! What each write job does inside the writer's transaction, and
+//! compaction: the SQLite store's `tx.rs` in PostgreSQL's dialect.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use deadpool_postgres::{GenericClient, Transaction};
+use kairos_proto::{Effect, Hlc, Op, PushResult, SeqOp, Stored, ids, survivors};
+
+use super::super::tx::{to_i64, to_u64};
+use super::super::writer::Committed;
+use super::super::{Auth, Code, Joined, Refusal, StoreError};
+use crate::secrets;
+
+/// The account's row is locked already (the writer locks every account of
+/// its group first, in id order, so two instances never deadlock on them).
+/// Three statements whatever the number of ops (the known ids, then both
+/// inserts from arrays): a round trip per op made ingest 8× slower.
+pub(super) async fn push(
+    c: &Transaction<'_>,
+    account: &str,
+    device: &str,
+    ops: Vec<Op>,
+) -> Result<(Vec<PushResult>, Option<Committed>), StoreError> {
+    let get_head = c
+        .prepare_cached("SELECT head FROM accounts WHERE id = $1")
+        .await?;
+    let prev = to_u64(c.query_one(&get_head, &[&account]).await?.get(0));
+    let find = c
+        .prepare_cached("SELECT op_id, seq FROM op_ids WHERE account = $1 AND op_id = ANY($2)")
+        .await?;
+    let ids: Vec<&str> = ops.iter().map(|o| o.id.as_str()).collect();
+    // Ids stored before (the protocol refuses an id twice in one push).
+    let mut known: HashMap<String, u64> = c
+        .query(&find, &[&account, &ids])
+        .await?
+        .iter()
+        .map(|r| (r.get(0), to_u64(r.get(1))))
+        .collect();
+    let mut head = prev;
+    let mut results = Vec::with_capacity(ops.len());
+    let mut fresh = Vec::new();
+    let mut rows = Rows::default();
+    for op in ops {
+        if let Some(&seq) = known.get(&op.id) {
+            results.push(PushResult { id: op.id, seq });
+            continue;
+        }
+        head += 1;
+        known.insert(op.id.clone(), head);
+        rows.add(head, &op)?;
+        results.push(PushResult {
+            id: op.id.clone(),
+            seq: head,
+        });
+        fresh.push(SeqOp { seq: head, op });
+    }
+    if head != prev {
+        rows.insert(c, account, device).await?;
+        let set = c
+            .prepare_cached("UPDATE accounts SET head = $1 WHERE id = $2")
+            .await?;
+        c.execute(&set, &[&to_i64(head), &account]).await?;
+    }
+    let event = (!fresh.is_empty()).then(|| Committed::Ops {
+        account: account.to_owned(),
+        from: device.to_owned(),
+        ops: fresh,
+        prev,
+        head,
+    });
+    Ok((results, event))
+}
+
+/// New ops as columns, for one `INSERT … SELECT FROM unnest(…)` each.
+#[derive(Default)]
+struct Rows {
+    seq: Vec<i64>,
+    id: Vec<String>,
+    entity: Vec<String>,
+    hlc: Vec<String>,
+    kind: Vec<&'static str>,
+    until: Vec<Option<i64>>,
+    json: Vec<String>,
+}
+
+impl Rows {
+    fn add(&mut self, seq: u64, op: &Op) -> Result<(), StoreError> {
+        self.seq.push(to_i64(seq));
+        self.id.push(op.id.clone());
+        self.entity.push(op.entity().to_string());
+        self.hlc.push(op.hlc.to_string());
+        self.kind.push(op.body.kind());
+        self.until.push(match op.body.effect() {
+            Effect::Snooze(until) => Some(until.timestamp_millis()),
+            _ => None,
+        });
+        self.json
+            .push(serde_json::to_string(op).map_err(|e| StoreError::Corrupt(seq, e.to_string()))?);
+        Ok(())
+    }
+
+    async fn insert(
+        &self,
+        c: &Transaction<'_>,
+        account: &str,
+        device: &str,
+    ) -> Result<(), StoreError> {
+        let add_ids = c
+            .prepare_cached(
+                "INSERT INTO op_ids (account, op_id, seq)
+                 SELECT $1, i, s FROM unnest($2::text[], $3::bigint[]) AS t(i, s)",
+            )
+            .await?;
+        c.execute(&add_ids, &[&account, &self.id, &self.seq])
+            .await?;
+        let add_ops = c
+            .prepare_cached(
+                "INSERT INTO ops (account, seq, op_id, device, entity, hlc, kind, until_ms, op_json)
+                 SELECT $1, s, i, $2, e, h, k, u, j
+                 FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[])
+                      AS t(s, i, e, h, k, u, j)",
+            )
+            .await?;
+        c.execute(
+            &add_ops,
+            &[
+                &account,
+                &device,
+                &self.seq,
+                &self.id,
+                &self.entity,
+                &self.hlc,
+                &self.kind,
+                &self.until,
+                &self.json,
+            ],
+        )
+        .await?;
+        Ok(())
+    }
+}
+
+pub(super) async fn join(
+    c: &Transaction<'_>,
+    code: &str,
+    name: &str,
+    now: DateTime<Utc>,
+) -> Result<Result<Joined, Refusal>, StoreError> {
+    let hash = secrets::sha256(code);
+    let now_ms = now.timestamp_millis();
+    let device = secrets::new_device_id().map_err(StoreError::Random)?;
+    // One statement decides: of two instances consuming the same code at
+    // once, the second waits on the row and then finds it used.
+    let take = c
+        .prepare_cached(
+            "UPDATE pairing_codes SET used_ms = $1, used_by = $2
+             WHERE code_sha256 = $3 AND used_ms IS NULL AND expires_ms > $1
+             RETURNING account",
+        )
+        .await?;
+    let account: String = match c.query_opt(&take, &[&now_ms, &device, &hash]).await? {
+        Some(r) => r.get(0),
+        None => {
+            let why = c
+                .prepare_cached("SELECT used_ms FROM pairing_codes WHERE code_sha256 = $1")
+                .await?;
+            return Ok(Err(match c.query_opt(&why, &[&hash]).await? {
+                None => Refusal::UnknownCode,
+                Some(r) if r.get::<_, Option<i64>>(0).is_some() => Refusal::UsedCode,
+                Some(_) => Refusal::ExpiredCode,
+            }));
+        }
+    };
+    let token = secrets::new_token().map_err(StoreError::Random)?;
+    let add = c
+        .prepare_cached(
+            "INSERT INTO devices (id, account, name, token_sha256, created_ms) VALUES ($1, $2, $3, $4, $5)",
+        )
+        .await?;
+    c.execute(
+        &add,
+        &[&device, &account, &name, &secrets::sha256(&token), &now_ms],
+    )
+    .await?;
+    Ok(Ok(Joined {
+        auth: Auth { account, device },
+        token,
+    }))
+}
+
+/// A new pairing code for `account` valid for `ttl` (creating the account
+/// first when `create` is set: `kairos-server invite`).
+pub(super) async fn create_code(
+    c: &Transaction<'_>,
+    account: &str,
+    ttl: Duration,
+    create: bool,
+    now: DateTime<Utc>,
+) -> Result<Code, StoreError> {
+    let now_ms = now.timestamp_millis();
+    if create {
+        c.execute(
+            "INSERT INTO accounts (id, created_ms) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+            &[&account, &now_ms],
+        )
+        .await?;
+    }
+    let code = secrets::new_pairing_code().map_err(StoreError::Random)?;
+    let canonical = ids::normalize_pairing_code(&code).unwrap_or_default();
+    let ttl_ms = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX);
+    let expires_ms = now_ms.saturating_add(ttl_ms);
+    let add = c
+        .prepare_cached(
+            "INSERT INTO pairing_codes (code_sha256, account, created_ms, expires_ms) VALUES ($1, $2, $3, $4)",
+        )
+        .await?;
+    c.execute(
+        &add,
+        &[&secrets::sha256(&canonical), &account, &now_ms, &expires_ms],
+    )
+    .await?;
+    let expires_at =
+        DateTime::from_timestamp_millis(expires_ms).unwrap_or(DateTime::<Utc>::MAX_UTC);
+    Ok(Code {
+        account: account.to_owned(),
+        code,
+        expires_at,
+    })
+}
+
+pub(super) async fn revoke(
+    c: &Transaction<'_>,
+    account: &str,
+    device: &str,
+    now: DateTime<Utc>,
+) -> Result<(bool, Option<Committed>), StoreError> {
+    let set = c
+        .prepare_cached(
+            "UPDATE devices SET revoked_ms = coalesce(revoked_ms, $1) WHERE id = $2 AND account = $3",
+        )
+        .await?;
+    let found = c
+        .execute(&set, &[&now.timestamp_millis(), &device, &account])
+        .await?
+        == 1;
+    // Reported even when it was revoked already: closing twice is harmless.
+    let event = found.then(|| Committed::Revoked {
+        account: account.to_owned(),
+        device: device.to_owned(),
+    });
+    Ok((found, event))
+}
+
+/// Compacts `account` once `keep` ops arrived since the last compaction
+/// (its own transaction, after the group's commit).
+pub(super) async fn maybe_compact(
+    c: &mut deadpool_postgres::Object,
+    account: &str,
+    keep: u64,
+) -> Result<(), StoreError> {
+    let tx = c.transaction().await?;
+    let r = tx
+        .query_one(
+            "SELECT head, floor, compacted_head FROM accounts WHERE id = $1 FOR NO KEY UPDATE",
+            &[&account],
+        )
+        .await?;
+    let (head, floor, compacted) = (to_u64(r.get(0)), to_u64(r.get(1)), to_u64(r.get(2)));
+    if head.saturating_sub(compacted) < keep.max(1) {
+        return Ok(());
+    }
+    let cutoff = head.saturating_sub(keep);
+    let mut rows: Vec<(u64, String, Hlc, Effect)> = Vec::new();
+    for r in tx
+        .query(
+            "SELECT seq, entity, hlc, kind, until_ms FROM ops WHERE account = $1 ORDER BY seq",
+            &[&account],
+        )
+        .await?
+    {
+        let seq = to_u64(r.get(0));
+        let hlc: Hlc = r
+            .get::<_, &str>(2)
+            .parse()
+            .map_err(|e: kairos_proto::HlcParseError| StoreError::Corrupt(seq, e.to_string()))?;
+        let effect = match (r.get::<_, &str>(3), r.get::<_, Option<i64>>(4)) {
+            ("reminder.dismiss", _) => Effect::Dismiss,
+            ("reminder.snooze", Some(ms)) => Effect::Snooze(
+                DateTime::from_timestamp_millis(ms)
+                    .ok_or_else(|| StoreError::Corrupt(seq, "until".into()))?,
+            ),
+            _ => Effect::Write,
+        };
+        rows.push((seq, r.get(1), hlc, effect));
+    }
+    let keep_set = survivors(rows.iter().map(|(seq, entity, hlc, effect)| Stored {
+        seq: *seq,
+        entity,
+        hlc,
+        effect: *effect,
+    }));
+    let gone: Vec<i64> = rows
+        .iter()
+        .filter(|(s, ..)| *s <= cutoff && !keep_set.contains(s))
+        .map(|(s, ..)| to_i64(*s))
+        .collect();
+    let new_floor = gone
+        .iter()
+        .copied()
+        .map(to_u64)
+        .max()
+        .map_or(floor, |m| m.max(floor));
+    tx.execute(
+        "DELETE FROM ops WHERE account = $1 AND seq = ANY($2)",
+        &[&account, &gone],
+    )
+    .await?;
+    tx.execute(
+        "UPDATE accounts SET floor = $1, compacted_head = $2 WHERE id = $3",
+        &[&to_i64(new_floor), &to_i64(head), &account],
+    )
+    .await?;
+    tx.commit().await?;
+    tracing::info!(%account, removed = gone.len(), floor = new_floor, head, "compacted");
+    Ok(())
+}

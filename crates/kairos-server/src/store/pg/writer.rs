@@ -1,0 +1,236 @@
+//! The PostgreSQL writer: one task per instance doing what the SQLite
+//! writer thread does — every job waiting joins one transaction, each in a
+//! savepoint, replies and events only after the commit, in commit order —
+//! and then, outside any transaction, the hints for the other instances
+//! and the touches.
+
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+
+use chrono::{DateTime, Utc};
+use deadpool_postgres::{Object, Pool, Transaction};
+use tokio::sync::mpsc;
+
+use super::super::StoreError;
+use super::super::writer::{Committed, Done, Job, deliver, fail};
+use super::{CHANNEL, get, tx};
+
+/// The most jobs in one transaction.
+const MAX_GROUP: usize = 4096;
+
+pub(super) struct Writer {
+    pub(super) pool: Pool,
+    pub(super) keep: u64,
+    /// Send hints to the other instances (off only to test the repair).
+    pub(super) hints: bool,
+    pub(super) on_commit: Box<dyn Fn(Committed) + Send + Sync>,
+}
+
+/// A hint's text: `h HEAD ACCOUNT` or `r ACCOUNT DEVICE` (neither an
+/// account nor a device id holds a space).
+pub(super) fn hint(c: &Committed) -> String {
+    match c {
+        Committed::Ops { account, head, .. } | Committed::Head { account, head } => {
+            format!("h {head} {account}")
+        }
+        Committed::Revoked { account, device } => format!("r {account} {device}"),
+    }
+}
+
+impl Writer {
+    pub(super) async fn run(self, mut rx: mpsc::UnboundedReceiver<Job>) {
+        while let Some(first) = rx.recv().await {
+            let mut jobs = vec![first];
+            while jobs.len() < MAX_GROUP {
+                match rx.try_recv() {
+                    Ok(job) => jobs.push(job),
+                    Err(_) => break,
+                }
+            }
+            self.group(jobs).await;
+        }
+    }
+
+    async fn group(&self, jobs: Vec<Job>) {
+        let now = Utc::now();
+        let mut c = match get(&self.pool).await {
+            Ok(c) => c,
+            Err(e) => {
+                let why = e.to_string();
+                jobs.into_iter().for_each(|j| finish(fail(j, &why)));
+                return;
+            }
+        };
+        // Touches are not worth a savepoint or a lock in the group.
+        let (touches, jobs): (Vec<Job>, Vec<Job>) = jobs
+            .into_iter()
+            .partition(|j| matches!(j, Job::Touch { .. }));
+        let (done, commit) = if jobs.is_empty() {
+            (Vec::new(), Ok(()))
+        } else {
+            match transact(&mut c, jobs, now).await {
+                Ok(r) => r,
+                Err((jobs, e)) => {
+                    let why = e.to_string();
+                    (jobs.into_iter().map(|j| fail(j, &why)).collect(), Ok(()))
+                }
+            }
+        };
+        let (touched, hints) = {
+            let hints = RefCell::new(Vec::new());
+            let hook = |event: Committed| {
+                hints.borrow_mut().push(hint(&event));
+                (self.on_commit)(event);
+            };
+            let mut touched = BTreeSet::new();
+            for d in done {
+                deliver(d, commit.as_ref().err(), &hook, &mut touched);
+            }
+            (touched, hints.into_inner())
+        };
+        // After the commit, never inside it: a NOTIFY in the writing
+        // transaction serialises every commit on a global lock. A lost
+        // hint is repaired by the other instances' periodic head check.
+        if self.hints && !hints.is_empty() {
+            let sent = c
+                .execute(
+                    &format!("SELECT pg_notify('{CHANNEL}', h) FROM unnest($1::text[]) AS h"),
+                    &[&hints],
+                )
+                .await;
+            if let Err(e) = sent {
+                tracing::warn!("hint not sent (the others repair it within a second): {e}");
+            }
+        }
+        let devices: Vec<String> = touches
+            .into_iter()
+            .filter_map(|j| match j {
+                Job::Touch { device } => Some(device),
+                _ => None,
+            })
+            .collect();
+        if !devices.is_empty()
+            && let Err(e) = c
+                .execute(
+                    "UPDATE devices SET last_seen_ms = $1 WHERE id = ANY($2)",
+                    &[&now.timestamp_millis(), &devices],
+                )
+                .await
+        {
+            tracing::warn!("last seen not recorded: {e}");
+        }
+        if commit.is_ok() {
+            for account in touched {
+                if let Err(e) = tx::maybe_compact(&mut c, &account, self.keep).await {
+                    tracing::warn!(%account, "compaction failed: {e}");
+                }
+            }
+        }
+    }
+}
+
+/// A job that failed before its transaction: replies with the error.
+fn finish(d: Done) {
+    let mut none = BTreeSet::new();
+    deliver(d, None, &|_| {}, &mut none);
+}
+
+/// Runs `jobs` in one transaction; `Err` gives them back when it could not
+/// even start.
+async fn transact(
+    c: &mut Object,
+    jobs: Vec<Job>,
+    now: DateTime<Utc>,
+) -> Result<(Vec<Done>, Result<(), String>), (Vec<Job>, StoreError)> {
+    let mut accounts: Vec<&str> = jobs
+        .iter()
+        .filter_map(|j| match j {
+            Job::Push { account, .. } => Some(account.as_str()),
+            _ => None,
+        })
+        .collect();
+    accounts.sort_unstable();
+    accounts.dedup();
+    let mut tx = match c.transaction().await {
+        Ok(tx) => tx,
+        Err(e) => return Err((jobs, e.into())),
+    };
+    // Every account's row in id order before anything else: seqs are
+    // handed out under it, and the same order in every instance means no
+    // deadlock between them. NO KEY UPDATE leaves the foreign-key checks
+    // of joins and pairs (KEY SHARE) unblocked.
+    if let Err(e) = tx
+        .query(
+            "SELECT 1 FROM accounts WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE",
+            &[&accounts],
+        )
+        .await
+    {
+        drop(tx);
+        return Err((jobs, e.into()));
+    }
+    let mut done = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        done.push(apply(&mut tx, job, now).await);
+    }
+    let commit = tx.commit().await.map_err(|e| e.to_string());
+    Ok((done, commit))
+}
+
+/// Runs one job in its own savepoint: if it fails, only it is undone.
+async fn apply(tx: &mut Transaction<'_>, job: Job, now: DateTime<Utc>) -> Done {
+    let sp = match tx.savepoint("job").await {
+        Ok(sp) => sp,
+        Err(e) => return fail(job, &e.to_string()),
+    };
+    let done = match job {
+        Job::Push {
+            account,
+            device,
+            ops,
+            reply,
+        } => Done::Push(reply, tx::push(&sp, &account, &device, ops).await),
+        Job::Join { code, name, reply } => {
+            Done::Join(reply, tx::join(&sp, &code, &name, now).await)
+        }
+        Job::Pair {
+            account,
+            ttl,
+            reply,
+        } => Done::Pair(reply, tx::create_code(&sp, &account, ttl, false, now).await),
+        Job::Revoke {
+            account,
+            device,
+            reply,
+        } => Done::Revoke(reply, tx::revoke(&sp, &account, &device, now).await),
+        Job::Touch { .. } => Done::Touch,
+    };
+    let ok = match &done {
+        Done::Push(_, r) => r.is_ok(),
+        Done::Join(_, r) => r.is_ok(),
+        Done::Pair(_, r) => r.is_ok(),
+        Done::Revoke(_, r) => r.is_ok(),
+        Done::Touch => true,
+    };
+    let ended = if ok {
+        sp.commit().await
+    } else {
+        sp.rollback().await
+    };
+    match ended {
+        Ok(()) => done,
+        Err(e) => spoil(done, &e.to_string()),
+    }
+}
+
+/// A job whose savepoint could not be ended: its result is lost.
+fn spoil(done: Done, why: &str) -> Done {
+    let e = || StoreError::Commit(why.to_owned());
+    match done {
+        Done::Push(reply, _) => Done::Push(reply, Err(e())),
+        Done::Join(reply, _) => Done::Join(reply, Err(e())),
+        Done::Pair(reply, _) => Done::Pair(reply, Err(e())),
+        Done::Revoke(reply, _) => Done::Revoke(reply, Err(e())),
+        Done::Touch => Done::Touch,
+    }
+}
