@@ -33,6 +33,9 @@ struct Times {
     sent: Vec<AtomicU64>,
     received: Vec<AtomicU64>,
     acked: Vec<AtomicU64>,
+    /// Op id → the dismiss's index `k` (op numbers are unique in the
+    /// process, not per device: see `Stamper`).
+    index: std::sync::Mutex<std::collections::HashMap<String, u64>>,
     dup: AtomicU64,
     stray: AtomicU64,
     broken: AtomicU64,
@@ -105,19 +108,17 @@ async fn read_b(mut rx: SplitStream<Ws>, times: Arc<Times>) {
 }
 
 /// Device `a` of account `a`: records each `pushed` result.
-async fn read_a(mut rx: SplitStream<Ws>, a: u64, accounts: u64, times: Arc<Times>) {
+async fn read_a(mut rx: SplitStream<Ws>, times: Arc<Times>) {
     while let Some(Ok(m)) = rx.next().await {
         let Message::Text(t) = m else { continue };
         let at = times.stamp();
         if let Ok(ServerMsg::Pushed { results }) = decode_server(t.as_str()) {
             for r in results {
-                let n: u64 =
-                    r.id.rsplit(':')
-                        .next()
-                        .and_then(|n| n.parse().ok())
-                        .unwrap_or(0);
-                let k = (n.saturating_sub(1)) * accounts + a;
-                if let Some(s) = usize::try_from(k).ok().and_then(|k| times.acked.get(k)) {
+                let k = times.index.lock().ok().and_then(|mut m| m.remove(&r.id));
+                if let Some(s) = k
+                    .and_then(|k| usize::try_from(k).ok())
+                    .and_then(|k| times.acked.get(k))
+                {
                     s.store(at, Ordering::Relaxed);
                 }
             }
@@ -162,6 +163,7 @@ pub async fn run(
         sent: (0..total).map(|_| AtomicU64::new(0)).collect(),
         received: (0..total).map(|_| AtomicU64::new(0)).collect(),
         acked: (0..total).map(|_| AtomicU64::new(0)).collect(),
+        index: std::sync::Mutex::new(std::collections::HashMap::new()),
         dup: AtomicU64::new(0),
         stray: AtomicU64::new(0),
         broken: AtomicU64::new(0),
@@ -169,13 +171,13 @@ pub async fn run(
     let mut senders: Vec<(SplitSink<Ws, Message>, Stamper)> = Vec::new();
     let mut keep = Vec::new();
     let mut it = sessions.into_iter();
-    for a in 0..accounts {
+    for _ in 0..accounts {
         let (Some(sa), Some(sb)) = (it.next(), it.next()) else {
             bail!("fewer sessions than devices");
         };
         let (ws, stamper) = sa.into_parts();
         let (tx, rx) = ws.split();
-        tokio::spawn(read_a(rx, a, accounts, times.clone()));
+        tokio::spawn(read_a(rx, times.clone()));
         senders.push((tx, stamper));
         let (txb, rxb) = sb.ws.split();
         tokio::spawn(read_b(rxb, times.clone()));
@@ -192,6 +194,9 @@ pub async fn run(
         lag = lag.max(due.elapsed());
         let (tx, s) = &mut senders[usize::try_from(k % accounts)?];
         let op = s.op(dismiss(k));
+        if let Ok(mut m) = times.index.lock() {
+            m.insert(op.id.clone(), k);
+        }
         let frame = encode(&ClientMsg::Push { ops: vec![op] });
         times.sent[usize::try_from(k)?].store(times.stamp(), Ordering::Relaxed);
         tx.send(Message::text(frame)).await?;
