@@ -455,9 +455,12 @@ def cpu_window(root, secs, extra_pids=(), session_root=None):
     }
 
 
-def part_idle(app, display, tmp, secs, settle, xvfb_pid):
+def part_idle(app, display, tmp, secs, settle, xvfb_pid, db=None):
+    """Idle CPU and memory with the window open, then in the tray. `db`:
+    the database to open (default: a new one in a fresh home)."""
     home = tempfile.mkdtemp(prefix="idle-", dir=tmp)
-    run = AppRun(app, display, home, os.path.join(home, "kairos.db"))
+    run = AppRun(app, display, home, db or os.path.join(home, "kairos.db"))
+    xvfb = [xvfb_pid] if xvfb_pid else []
     out = {"first_view_ms": None}
     try:
         if not run.wait_first_view(30, display):
@@ -472,7 +475,7 @@ def part_idle(app, display, tmp, secs, settle, xvfb_pid):
         time.sleep(settle)
         out["load_open"] = loadavg()
         log(f"  idle: window open, measuring {secs} s (load {out['load_open']})")
-        out["open"] = cpu_window(pid, secs, [xvfb_pid], run.p.pid)
+        out["open"] = cpu_window(pid, secs, xvfb, run.p.pid)
         out["rss_open"] = tree_mem(pid)
         # Close the window as a window manager would (WM_DELETE_WINDOW).
         how = None
@@ -496,7 +499,7 @@ def part_idle(app, display, tmp, secs, settle, xvfb_pid):
         out["load_tray"] = loadavg()
         log(f"  idle: window closed (visible={out['window_visible_after_close']}, "
             f"alive={out['alive_after_close']}), measuring {secs} s (load {out['load_tray']})")
-        out["tray"] = cpu_window(pid, secs, [xvfb_pid], run.p.pid)
+        out["tray"] = cpu_window(pid, secs, xvfb, run.p.pid)
         out["alive_at_end"] = proc_stat(pid) is not None and run.p.poll() is None
         out["rss_tray"] = tree_mem(pid)
     finally:

@@ -19,10 +19,15 @@ notification server (tests/e2e/fake_notifyd.py) on that bus:
    three databases: never paired; paired, server down (connection
    refused); paired, a server that accepts the TCP connection and never
    answers. The connection must never hold back the window.
+3. idle: CPU and memory (PSS) of the app's process tree with the window
+   open, then closed to the tray (scripts/bench_app.py's idle part),
+   alternating a database never paired and one paired with a running
+   server the app stays connected to (the live link pings every 30 s).
 
 Every wait is bounded; everything started is stopped at the end.
 Usage: scripts/bench_app_sync.py APP [--reminders 100] [--runs 5]
-       [--parts close,start]   (kairos, kairos-server beside APP)
+       [--parts close,start,idle] [--idle-secs 30] [--idle-runs 2]
+       (kairos, kairos-server beside APP)
 """
 
 import argparse
@@ -240,12 +245,40 @@ def first_views(rig, runs):
     return out
 
 
+def idle(rig, runs, secs):
+    """Part 3. Returns {variant: [part_idle results]}."""
+    display = os.environ.get("DISPLAY")
+    dbs = {v: os.path.join(rig.work, "idle-" + v + ".db") for v in ("no-sync", "synced")}
+    _, url = rig.start_server()
+    rig.pair(url, dbs["synced"])
+    out = {v: [] for v in dbs}
+    try:
+        for i in range(runs):
+            for v, db in dbs.items():
+                r = ba.part_idle(rig.app, display, rig.work, secs, 3, None, db=db)
+                if "open" not in r or "tray" not in r:
+                    raise RuntimeError("%s: idle run failed: %s" % (v, r))
+                if v == "synced":
+                    st = rig.kairos(db, "sync", "status")[0]
+                    if st.get("last_error") or not st.get("last_sync_at"):
+                        raise RuntimeError("the synced run did not sync: %s" % st)
+                out[v].append(r)
+                log("%s idle run %d: open %.3f %% CPU, PSS %s MB; tray %.3f %% CPU, PSS %s MB"
+                    % (v, i, r["open"]["cpu_pct"], r["rss_open"]["pss_mb"],
+                       r["tray"]["cpu_pct"], r["rss_tray"]["pss_mb"]))
+    finally:
+        rig.stop()
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("app")
     ap.add_argument("--reminders", type=int, default=100)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--parts", default="close,start")
+    ap.add_argument("--idle-secs", type=int, default=30)
+    ap.add_argument("--idle-runs", type=int, default=2)
     a = ap.parse_args()
     parts = a.parts.split(",")
     work = tempfile.mkdtemp(prefix="kairos-bench-sync-")
@@ -274,6 +307,18 @@ def main():
                             % (v, len(xs), app_ms, wall,
                                "baseline" if v == "no-sync" else
                                "%+.0f ms vs no sync" % (app_ms - base)))
+        if "idle" in parts:
+            res = idle(rig, a.idle_runs, a.idle_secs)
+            for v, rs in res.items():
+                med = lambda f: statistics.median(f(r) for r in rs)  # noqa: E731
+                rows.append("| idle, %s (median of %d × %d s) | window open %.3f %% CPU, "
+                            "PSS %.1f MB; tray %.3f %% CPU, PSS %.1f MB | %s |"
+                            % (v, len(rs), a.idle_secs,
+                               med(lambda r: r["open"]["cpu_pct"]),
+                               med(lambda r: r["rss_open"]["pss_mb"] or 0),
+                               med(lambda r: r["tray"]["cpu_pct"]),
+                               med(lambda r: r["rss_tray"]["pss_mb"] or 0),
+                               "baseline" if v == "no-sync" else "no worse than no sync"))
     finally:
         rig.stop()
         shutil.rmtree(work, ignore_errors=True)
