@@ -28,7 +28,9 @@
 //! reminders or the device's database.
 
 mod handshake;
+mod http;
 mod hub;
+pub mod metrics;
 mod rate;
 mod relay;
 mod secrets;
@@ -77,8 +79,10 @@ pub struct Config {
     /// With PostgreSQL: send the other instances a hint after each commit.
     /// Off only in tests of the repair.
     pub hints: bool,
-    /// With PostgreSQL: how often the heads of the accounts connected here
-    /// are checked, the bound on how late a lost hint's ops arrive.
+    /// How often the accounts connected here are checked: with PostgreSQL
+    /// their heads, the bound on how late a lost hint's ops arrive; with
+    /// either store whether they still exist (a deleted account's sessions
+    /// are closed).
     pub head_check: Duration,
 }
 
@@ -132,6 +136,7 @@ pub(crate) struct Ctx {
     pub(crate) store: Store,
     pub(crate) hub: Arc<hub::Hub>,
     pub(crate) tls: Option<TlsAcceptor>,
+    pub(crate) metrics: Arc<metrics::Metrics>,
 }
 
 /// An opened server, ready to [`Server::run`].
@@ -153,13 +158,9 @@ impl Server {
             )));
         }
         let hub = Arc::new(hub::Hub::new(config.ops_per_sec));
-        let fan_out = Arc::clone(&hub);
-        let store = Store::open(
-            &config.data,
-            config.compact_keep,
-            Box::new(move |c| fan_out.publish(c)),
-        )?;
-        Ok(Self::with(config, store, hub))
+        let metrics = Arc::default();
+        let store = Store::open(&config.data, config.compact_keep, on_commit(&hub, &metrics))?;
+        Ok(Self::with(config, store, hub, metrics))
     }
 
     /// Opens the store of `config`, SQLite or PostgreSQL (whose schema must
@@ -172,18 +173,23 @@ impl Server {
             return Self::open(config);
         }
         let hub = Arc::new(hub::Hub::new(config.ops_per_sec));
-        let fan_out = Arc::clone(&hub);
+        let metrics = Arc::default();
         let store = Store::connect(
             &config.database(),
             config.compact_keep,
             config.hints,
-            Box::new(move |c| fan_out.publish(c)),
+            on_commit(&hub, &metrics),
         )
         .await?;
-        Ok(Self::with(config, store, hub))
+        Ok(Self::with(config, store, hub, metrics))
     }
 
-    fn with(config: Config, store: Store, hub: Arc<hub::Hub>) -> Self {
+    fn with(
+        config: Config,
+        store: Store,
+        hub: Arc<hub::Hub>,
+        metrics: Arc<metrics::Metrics>,
+    ) -> Self {
         let tls = config.tls.clone().map(TlsAcceptor::from);
         Self {
             ctx: Ctx {
@@ -191,6 +197,7 @@ impl Server {
                 store,
                 hub,
                 tls,
+                metrics,
             },
         }
     }
@@ -247,6 +254,20 @@ impl Server {
         self.ctx.store.close().await;
         Ok(())
     }
+}
+
+/// The store's commit hook: counts the new ops, then fans them out.
+fn on_commit(
+    hub: &Arc<hub::Hub>,
+    metrics: &Arc<metrics::Metrics>,
+) -> Box<dyn Fn(store::Committed) + Send + Sync> {
+    let (hub, metrics) = (Arc::clone(hub), Arc::clone(metrics));
+    Box::new(move |c| {
+        if let store::Committed::Ops { ops, .. } = &c {
+            metrics.ops_accepted.add(ops.len() as u64);
+        }
+        hub.publish(c);
+    })
 }
 
 /// Opens the server with `config` and runs it on `listener` until
