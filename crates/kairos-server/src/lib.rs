@@ -15,9 +15,12 @@
 //!   per-device rate budgets (`rate`);
 //! - `store` is the store, SQLite (embedded, the default) or PostgreSQL:
 //!   one writer that commits in groups, and reads;
-//! - `relay` (PostgreSQL only) brings other instances' commits to this
-//!   instance's sessions: their `NOTIFY` hints, and a periodic check of the
-//!   heads of the accounts connected here that repairs a lost hint.
+//! - `relay` brings other instances' commits to this instance's sessions
+//!   (PostgreSQL): their `NOTIFY` hints, and a periodic check of the heads
+//!   of the accounts connected here that repairs a lost hint (and, on
+//!   either store, closes the sessions of a deleted account);
+//! - `http` answers plain HTTP on the same port (`/healthz`, `/readyz`,
+//!   `/metrics`), `metrics` holds what `/metrics` reports.
 //!
 //! Architecture exception: kairos-store is the only crate that knows the
 //! *device* schema; this crate keeps its own, separate SQL store (its schema

@@ -15,9 +15,9 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// A monotonic counter.
 #[derive(Debug, Default)]
@@ -156,6 +156,20 @@ impl Metrics {
     /// Counts `n` refused ops (or messages) for `why`.
     pub fn reject(&self, why: Rejected, n: u64) {
         self.ops_rejected[why as usize].add(n);
+    }
+
+    /// `write` (a push's store future), its time recorded in
+    /// `store_write` when it completes.
+    pub(crate) fn time_write<T: Send>(
+        self: &Arc<Self>,
+        write: impl Future<Output = T> + Send + 'static,
+    ) -> impl Future<Output = T> + Send + 'static {
+        let (metrics, start) = (Arc::clone(self), Instant::now());
+        async move {
+            let out = write.await;
+            metrics.store_write.observe(start.elapsed());
+            out
+        }
     }
 
     /// The exposition. `devices`: devices with an open session now (the

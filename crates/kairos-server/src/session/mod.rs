@@ -390,16 +390,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
                 if let Some(op) = ops.iter().find(|op| op.hlc.is_far_ahead(now_ms)) {
                     tracing::warn!(device = %me, hlc = %op.hlc, "stamp more than 24 h ahead of the server's clock");
                 }
-                let (write, metrics) = (
-                    self.ctx.store.push(&self.auth, ops),
-                    Arc::clone(&self.ctx.metrics),
-                );
-                let start = std::time::Instant::now();
-                self.pending.push_back(Box::pin(async move {
-                    let results = write.await;
-                    metrics.store_write.observe(start.elapsed());
-                    results
-                }));
+                let write = self.ctx.store.push(&self.auth, ops);
+                self.pending
+                    .push_back(Box::pin(self.ctx.metrics.time_write(write)));
                 Ok(())
             }
             ClientMsg::Pair => {
