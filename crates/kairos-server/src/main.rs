@@ -49,7 +49,8 @@ struct Cli {
     /// PostgreSQL: send no hints to other instances (tests of the repair).
     #[arg(long, hide = true)]
     no_hints: bool,
-    /// PostgreSQL: interval of the check of connected accounts' heads.
+    /// Interval of the check of connected accounts (PostgreSQL: their
+    /// heads; either store: whether they were deleted).
     #[arg(long, hide = true, default_value_t = 500)]
     head_check_ms: u64,
     #[command(subcommand)]
