@@ -8,7 +8,7 @@ PY := target/pyenv/bin/python
 CALDAV_PY := target/caldav-pyenv/bin/python
 ICS ?= docs/sample.ics
 
-.PHONY: run test deps ui ui-test lint unit differential e2e check-windows check-macos bench bench-engine bench-chaos bench-app bench-app-sync fmt
+.PHONY: run test deps ui ui-test lint unit differential e2e check-windows check-macos bench bench-engine bench-chaos bench-app bench-app-sync fmt deploy-check
 
 ## The main job: the desktop app. On a machine with no display (no $DISPLAY
 ## or $WAYLAND_DISPLAY) the fallback is the headless reminder daemon on a
@@ -25,7 +25,7 @@ run: deps ui
 	fi
 
 ## Everything CI runs.
-test: deps ui lint ui-test unit differential e2e check-windows check-macos
+test: deps ui lint ui-test unit deploy-check differential e2e check-windows check-macos
 	@echo "make test: all checks passed"
 
 ## The web UI: installed from package-lock.json, built into ui/dist (the
@@ -82,6 +82,12 @@ lint: ui
 unit: $(CALDAV_PY)
 	$(CARGO) test --workspace --locked
 	KAIROS_TEST_STORE=postgres $(CARGO) test -p kairos-server --locked
+
+## The systemd unit (deploy/) through `systemd-analyze verify`, its
+## ExecStart pointed at the built binary (verify wants it to exist).
+deploy-check:
+	$(CARGO) build -p kairos-server --locked
+	deploy/check.sh $(TARGET)/debug/kairos-server
 
 ## Two-way CalDAV (issue #19 §2) against a real Radicale on 127.0.0.1.
 $(CALDAV_PY): tests/caldav/requirements.txt tests/caldav/setup.sh

@@ -13,8 +13,10 @@ set -euo pipefail
 #   xdotool (finds the app's window to close it), and Chromium for the
 #   UI's browser tests (playwright-core drives it);
 # - PostgreSQL 15 for the sync server's PostgreSQL store tests (they make a
-#   throw-away cluster with its initdb; the packaged cluster is not used).
-APT_PACKAGES=(build-essential pkg-config python3-venv postgresql
+#   throw-away cluster with its initdb; the packaged cluster is not used);
+# - systemd for `systemd-analyze verify` of deploy/kairos-server.service
+#   (a container image may lack it; nothing is started).
+APT_PACKAGES=(build-essential pkg-config python3-venv postgresql systemd
   libwebkit2gtk-4.1-dev libxdo-dev libssl-dev libayatana-appindicator3-dev librsvg2-dev
   xvfb xauth dbus dbus-x11 python3-dbus python3-gi webkit2gtk-driver xdotool chromium procps)
 

@@ -11,7 +11,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::runtime::Handle;
 use tokio::sync::watch;
-use tokio::time::timeout;
+use tokio::time::{Instant, timeout, timeout_at};
 use tokio_tungstenite::accept_hdr_async_with_config;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::{StatusCode, header};
@@ -61,6 +61,13 @@ async fn upgrade<S>(ctx: Ctx, stream: S, peer: SocketAddr, stop: watch::Receiver
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
+    // One deadline for the request head and the upgrade (slow-loris).
+    let deadline = Instant::now() + ctx.config.handshake_timeout;
+    let stream = match timeout_at(deadline, Box::pin(crate::http::route(&ctx, stream))).await {
+        Ok(Some(upgrade)) => upgrade,
+        Ok(None) => return,
+        Err(_) => return tracing::debug!(%peer, "request head timed out"),
+    };
     let mut admitted = None;
     // The callback's error type is tungstenite's, not ours to shrink.
     #[allow(clippy::result_large_err)]
@@ -70,6 +77,14 @@ where
             Ok(resp)
         }
         Err((status, why)) => {
+            if status == StatusCode::UNAUTHORIZED {
+                let path = if req.uri().path() == PATH_JOIN {
+                    "join"
+                } else {
+                    "sync"
+                };
+                ctx.metrics.auth_failures.add(path, 1);
+            }
             tracing::info!(%peer, path = req.uri().path(), status = status.as_u16(), "refused: {why}");
             Err(refusal(status, why))
         }
@@ -79,7 +94,7 @@ where
         callback,
         Some(ws_config()),
     ));
-    let ws = match timeout(ctx.config.handshake_timeout, handshake).await {
+    let ws = match timeout_at(deadline, handshake).await {
         Ok(Ok(ws)) => ws,
         Ok(Err(e)) => return tracing::debug!(%peer, "upgrade failed: {e}"),
         Err(_) => return tracing::debug!(%peer, "upgrade timed out"),

@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
 
 use tokio::sync::broadcast;
 
@@ -26,8 +27,17 @@ pub struct Hub {
     ops_per_sec: u32,
 }
 
+/// A committed event and when it was published (the start of the
+/// fan-out latency, `/metrics`).
+pub struct Event {
+    /// What was committed.
+    pub committed: Committed,
+    /// When the hub got it.
+    pub at: Instant,
+}
+
 struct Account {
-    tx: broadcast::Sender<Arc<Committed>>,
+    tx: broadcast::Sender<Arc<Event>>,
     /// Open sessions per device.
     connected: HashMap<String, usize>,
     /// Rate budgets per device, shared by its sessions.
@@ -40,7 +50,7 @@ pub struct Member {
     account: String,
     device: String,
     /// Committed events of the account.
-    pub rx: broadcast::Receiver<Arc<Committed>>,
+    pub rx: broadcast::Receiver<Arc<Event>>,
     /// The device's rate budget.
     pub bucket: Arc<Mutex<Bucket>>,
 }
@@ -98,13 +108,21 @@ impl Hub {
         };
         if let Some(a) = self.lock().get(account) {
             // No receiver left is fine: nobody is connected.
-            let _ = a.tx.send(Arc::new(event));
+            let _ = a.tx.send(Arc::new(Event {
+                committed: event,
+                at: Instant::now(),
+            }));
         }
     }
 
     /// The accounts with an open session here.
     pub fn accounts(&self) -> Vec<String> {
         self.lock().keys().cloned().collect()
+    }
+
+    /// How many devices have an open session (`/metrics`).
+    pub fn device_count(&self) -> usize {
+        self.lock().values().map(|a| a.connected.len()).sum()
     }
 
     /// The account's devices with an open session.

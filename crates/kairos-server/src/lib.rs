@@ -15,9 +15,12 @@
 //!   per-device rate budgets (`rate`);
 //! - `store` is the store, SQLite (embedded, the default) or PostgreSQL:
 //!   one writer that commits in groups, and reads;
-//! - `relay` (PostgreSQL only) brings other instances' commits to this
-//!   instance's sessions: their `NOTIFY` hints, and a periodic check of the
-//!   heads of the accounts connected here that repairs a lost hint.
+//! - `relay` brings other instances' commits to this instance's sessions
+//!   (PostgreSQL): their `NOTIFY` hints, and a periodic check of the heads
+//!   of the accounts connected here that repairs a lost hint (and, on
+//!   either store, closes the sessions of a deleted account);
+//! - `http` answers plain HTTP on the same port (`/healthz`, `/readyz`,
+//!   `/metrics`), `metrics` holds what `/metrics` reports.
 //!
 //! Architecture exception: kairos-store is the only crate that knows the
 //! *device* schema; this crate keeps its own, separate SQL store (its schema
@@ -28,7 +31,9 @@
 //! reminders or the device's database.
 
 mod handshake;
+mod http;
 mod hub;
+pub mod metrics;
 mod rate;
 mod relay;
 mod secrets;
@@ -77,8 +82,10 @@ pub struct Config {
     /// With PostgreSQL: send the other instances a hint after each commit.
     /// Off only in tests of the repair.
     pub hints: bool,
-    /// With PostgreSQL: how often the heads of the accounts connected here
-    /// are checked, the bound on how late a lost hint's ops arrive.
+    /// How often the accounts connected here are checked: with PostgreSQL
+    /// their heads, the bound on how late a lost hint's ops arrive; with
+    /// either store whether they still exist (a deleted account's sessions
+    /// are closed).
     pub head_check: Duration,
 }
 
@@ -132,6 +139,7 @@ pub(crate) struct Ctx {
     pub(crate) store: Store,
     pub(crate) hub: Arc<hub::Hub>,
     pub(crate) tls: Option<TlsAcceptor>,
+    pub(crate) metrics: Arc<metrics::Metrics>,
 }
 
 /// An opened server, ready to [`Server::run`].
@@ -153,13 +161,9 @@ impl Server {
             )));
         }
         let hub = Arc::new(hub::Hub::new(config.ops_per_sec));
-        let fan_out = Arc::clone(&hub);
-        let store = Store::open(
-            &config.data,
-            config.compact_keep,
-            Box::new(move |c| fan_out.publish(c)),
-        )?;
-        Ok(Self::with(config, store, hub))
+        let metrics = Arc::default();
+        let store = Store::open(&config.data, config.compact_keep, on_commit(&hub, &metrics))?;
+        Ok(Self::with(config, store, hub, metrics))
     }
 
     /// Opens the store of `config`, SQLite or PostgreSQL (whose schema must
@@ -172,18 +176,23 @@ impl Server {
             return Self::open(config);
         }
         let hub = Arc::new(hub::Hub::new(config.ops_per_sec));
-        let fan_out = Arc::clone(&hub);
+        let metrics = Arc::default();
         let store = Store::connect(
             &config.database(),
             config.compact_keep,
             config.hints,
-            Box::new(move |c| fan_out.publish(c)),
+            on_commit(&hub, &metrics),
         )
         .await?;
-        Ok(Self::with(config, store, hub))
+        Ok(Self::with(config, store, hub, metrics))
     }
 
-    fn with(config: Config, store: Store, hub: Arc<hub::Hub>) -> Self {
+    fn with(
+        config: Config,
+        store: Store,
+        hub: Arc<hub::Hub>,
+        metrics: Arc<metrics::Metrics>,
+    ) -> Self {
         let tls = config.tls.clone().map(TlsAcceptor::from);
         Self {
             ctx: Ctx {
@@ -191,6 +200,7 @@ impl Server {
                 store,
                 hub,
                 tls,
+                metrics,
             },
         }
     }
@@ -247,6 +257,20 @@ impl Server {
         self.ctx.store.close().await;
         Ok(())
     }
+}
+
+/// The store's commit hook: counts the new ops, then fans them out.
+fn on_commit(
+    hub: &Arc<hub::Hub>,
+    metrics: &Arc<metrics::Metrics>,
+) -> Box<dyn Fn(store::Committed) + Send + Sync> {
+    let (hub, metrics) = (Arc::clone(hub), Arc::clone(metrics));
+    Box::new(move |c| {
+        if let store::Committed::Ops { ops, .. } = &c {
+            metrics.ops_accepted.add(ops.len() as u64);
+        }
+        hub.publish(c);
+    })
 }
 
 /// Opens the server with `config` and runs it on `listener` until

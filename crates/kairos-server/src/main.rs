@@ -9,6 +9,8 @@ use clap::{Parser, Subcommand};
 use kairos_server::{Config, Database, Server, Store, load_tls};
 use tracing_subscriber::EnvFilter;
 
+mod cli_admin;
+
 /// Kairos sync server (docs/sync-protocol.md).
 #[derive(Parser)]
 #[command(version, about)]
@@ -47,7 +49,8 @@ struct Cli {
     /// PostgreSQL: send no hints to other instances (tests of the repair).
     #[arg(long, hide = true)]
     no_hints: bool,
-    /// PostgreSQL: interval of the check of connected accounts' heads.
+    /// Interval of the check of connected accounts (PostgreSQL: their
+    /// heads; either store: whether they were deleted).
     #[arg(long, hide = true, default_value_t = 500)]
     head_check_ms: u64,
     #[command(subcommand)]
@@ -68,6 +71,33 @@ enum Command {
     /// Bring the PostgreSQL database of --database to this server's schema
     /// (a serving instance never changes it, and refuses another version).
     Migrate,
+    /// Copy the SQLite store to FILE while the server runs (PostgreSQL:
+    /// use pg_dump). FILE must not exist.
+    Backup {
+        /// Where the copy goes (created 0600).
+        file: PathBuf,
+    },
+    /// Export or delete one account.
+    #[command(subcommand)]
+    Account(AccountCommand),
+}
+
+#[derive(Subcommand)]
+enum AccountCommand {
+    /// Write ACCOUNT's devices and ops to FILE as JSON lines (FILE must
+    /// not exist; created 0600).
+    Export {
+        /// The account.
+        account: String,
+        /// Where the lines go.
+        file: PathBuf,
+    },
+    /// Delete everything of ACCOUNT: ops, devices, pairing codes, every
+    /// row naming it. A running server closes its sessions within a second.
+    Delete {
+        /// The account.
+        account: String,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
@@ -85,19 +115,26 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Some(Command::Invite { account, ttl_secs }) => invite(&db, &account, ttl_secs),
         Some(Command::Migrate) => migrate(&db),
+        Some(Command::Backup { file }) => cli_admin::backup(&db, &file),
+        Some(Command::Account(AccountCommand::Export { account, file })) => {
+            cli_admin::export(&db, &account, &file)
+        }
+        Some(Command::Account(AccountCommand::Delete { account })) => {
+            cli_admin::delete(&db, &account)
+        }
         None => serve(cli),
     }
 }
 
 /// Where `db` is, for messages (never a URL's password).
-fn describe(db: &Database) -> String {
+pub(crate) fn describe(db: &Database) -> String {
     match db {
         Database::Sqlite(data) => data.display().to_string(),
         Database::Postgres(_) => "the PostgreSQL database".into(),
     }
 }
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?)

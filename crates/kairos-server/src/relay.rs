@@ -6,6 +6,10 @@
 //! was reconnecting misses it). Both publish `Committed::Head`; a session
 //! behind the head catches up from the store, so the cursor stays the
 //! truth and neither path is needed for correctness, only for speed.
+//!
+//! The same check, on either store, closes the sessions of an account that
+//! no longer exists (`kairos-server account delete`, run by another
+//! process): each of its connected devices gets `Committed::Revoked`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -25,11 +29,9 @@ impl Drop for Relay {
     }
 }
 
-/// Starts the relay for a shared store; `None` for SQLite.
+/// Starts the relay: the hints (shared store only) and the check.
 pub(crate) fn start(ctx: &Ctx) -> Option<Relay> {
-    if !ctx.store.is_shared() {
-        return None;
-    }
+    let shared = ctx.store.is_shared();
     let hub = Arc::clone(&ctx.hub);
     let listener = ctx.store.listen(Arc::new(move |event| hub.publish(event)));
     let (store, hub) = (ctx.store.clone(), Arc::clone(&ctx.hub));
@@ -47,17 +49,26 @@ pub(crate) fn start(ctx: &Ctx) -> Option<Relay> {
                 seen.clear();
                 continue;
             }
-            match store.heads(accounts).await {
+            match store.heads(accounts.clone()).await {
                 Ok(heads) => {
                     let mut next = HashMap::with_capacity(heads.len());
                     for (account, head) in heads {
-                        if seen.get(&account) != Some(&head) {
+                        if shared && seen.get(&account) != Some(&head) {
                             hub.publish(Committed::Head {
                                 account: account.clone(),
                                 head,
                             });
                         }
                         next.insert(account, head);
+                    }
+                    for gone in accounts.iter().filter(|a| !next.contains_key(*a)) {
+                        for device in hub.connected(gone) {
+                            tracing::info!(account = %gone, %device, "account deleted: closing its session");
+                            hub.publish(Committed::Revoked {
+                                account: gone.clone(),
+                                device,
+                            });
+                        }
                     }
                     seen = next;
                 }

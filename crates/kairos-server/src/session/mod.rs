@@ -21,7 +21,8 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
 use crate::Ctx;
-use crate::hub::Member;
+use crate::hub::{Event, Member};
+use crate::metrics::Rejected;
 use crate::rate::Bucket;
 use crate::store::{Auth, Committed, StoreError};
 
@@ -61,6 +62,7 @@ pub(crate) async fn run<S>(
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let member = ctx.hub.join(&auth.account, &auth.device);
+    ctx.metrics.sessions_opened.inc();
     tracing::info!(%peer, account = %auth.account, device = %auth.device, "session open");
     let mut s = Session {
         ctx,
@@ -79,6 +81,7 @@ pub(crate) async fn run<S>(
     tracing::info!(%peer, device = %s.auth.device, "session end: {end:?}");
     let Session { ws, member, .. } = s;
     drop(member);
+    ctx.metrics.sessions_closed.inc();
     finish(ws, end).await;
 }
 
@@ -96,6 +99,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
         let text = match frame {
             None | Some(Ok(Message::Close(_))) => return Err(End::Gone),
             Some(Err(WsError::Capacity(e))) => {
+                self.ctx.metrics.reject(Rejected::TooBig, 1);
                 return Err(End::close(
                     Close::TooBig,
                     format!("{e}: at most {MAX_FRAME} bytes"),
@@ -116,9 +120,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
             }
         };
         take(&self.member.bucket, Bucket::take_message)?;
-        decode_client(&text)
-            .map(Some)
-            .map_err(|e| End::close(e.close(), e.to_string()))
+        decode_client(&text).map(Some).map_err(|e| {
+            self.ctx.metrics.reject(Rejected::BadMessage, 1);
+            End::close(e.close(), e.to_string())
+        })
     }
 
     async fn hello(&mut self, stop: &mut watch::Receiver<bool>) -> Result<(), End> {
@@ -222,6 +227,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
                 .filter(|s| !(skip_own && s.op.device == *me) && self.understands(s))
                 .collect();
             if !ops.is_empty() {
+                self.ctx.metrics.catch_up_ops.add(ops.len() as u64);
                 self.send(&ServerMsg::Ops {
                     ops,
                     head: head.max(last),
@@ -279,7 +285,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
 
     async fn on_event(
         &mut self,
-        ev: Result<Arc<Committed>, broadcast::error::RecvError>,
+        ev: Result<Arc<Event>, broadcast::error::RecvError>,
     ) -> Result<(), End> {
         let ev = match ev {
             Ok(ev) => ev,
@@ -297,7 +303,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
             }
             Err(broadcast::error::RecvError::Closed) => return Err(End::Gone),
         };
-        match &*ev {
+        match &ev.committed {
             Committed::Revoked { device, .. } if *device == self.auth.device => {
                 Err(End::close(Close::Revoked, "device revoked"))
             }
@@ -320,7 +326,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
                     .filter(|s| s.seq > self.sent && self.understands(s))
                     .cloned()
                     .collect();
+                let sent = !fresh.is_empty();
                 self.send_live(fresh, *head).await?;
+                if sent {
+                    self.ctx.metrics.fan_out.observe(ev.at.elapsed());
+                }
                 // Ops its client cannot decode were passed over: it has
                 // everything up to `head` (these ops follow what it was sent).
                 self.sent = self.sent.max(*head);
@@ -365,8 +375,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
         match msg {
             ClientMsg::Hello { .. } => Err(End::close(Close::BadMessage, "hello was already sent")),
             ClientMsg::Push { ops } => {
-                take(&self.member.bucket, |b| b.take_ops(ops.len()))?;
+                let n = ops.len() as u64;
+                take(&self.member.bucket, |b| b.take_ops(ops.len())).inspect_err(|_| {
+                    self.ctx.metrics.reject(Rejected::RateLimit, n);
+                })?;
                 if let Some((i, op)) = ops.iter().enumerate().find(|(_, op)| op.device != me) {
+                    self.ctx.metrics.reject(Rejected::ForeignDevice, n);
                     return Err(End::close(
                         Close::BadMessage,
                         format!("push: op {i}: an op of another device ({})", op.device),
@@ -376,8 +390,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
                 if let Some(op) = ops.iter().find(|op| op.hlc.is_far_ahead(now_ms)) {
                     tracing::warn!(device = %me, hlc = %op.hlc, "stamp more than 24 h ahead of the server's clock");
                 }
+                let write = self.ctx.store.push(&self.auth, ops);
                 self.pending
-                    .push_back(Box::pin(self.ctx.store.push(&self.auth, ops)));
+                    .push_back(Box::pin(self.ctx.metrics.time_write(write)));
                 Ok(())
             }
             ClientMsg::Pair => {

@@ -15,6 +15,7 @@
 //! order. SQLite reads use a pool of connections on tokio's blocking
 //! threads (`read.rs`); PostgreSQL reads a connection pool.
 
+mod admin;
 mod pg;
 mod read;
 mod schema;
@@ -31,6 +32,7 @@ use chrono::Utc;
 use kairos_proto::{DeviceInfo, Op, PushResult, SeqOp};
 use tokio::sync::oneshot;
 
+pub use admin::{Backup, Deleted, Exported};
 pub use pg::{SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION, migrate as migrate_postgres};
 pub use schema::db_path;
 pub use writer::Committed;
@@ -230,10 +232,13 @@ impl Store {
             Backend::Sqlite(s) => {
                 s.readers
                     .run(move |r| {
-                        accounts
-                            .into_iter()
-                            .map(|a| r.log(&a).map(|l| (a, l.head)))
-                            .collect()
+                        let mut heads = Vec::with_capacity(accounts.len());
+                        for a in accounts {
+                            if let Some(l) = r.log_if_any(&a)? {
+                                heads.push((a, l.head));
+                            }
+                        }
+                        Ok(heads)
                     })
                     .await
             }

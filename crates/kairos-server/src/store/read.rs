@@ -81,6 +81,14 @@ impl Reader<'_> {
             .exists([device])?)
     }
 
+    /// A real query on the store (`/readyz`).
+    pub(crate) fn ping(&self) -> Result<(), StoreError> {
+        self.0
+            .prepare_cached("SELECT count(*) FROM (SELECT 1 FROM accounts LIMIT 1)")?
+            .query_row([], |_| Ok(()))?;
+        Ok(())
+    }
+
     pub(crate) fn log(&self, account: &str) -> Result<Log, StoreError> {
         Ok(self
             .0
@@ -91,6 +99,15 @@ impl Reader<'_> {
                     floor: to_u64(r.get(1)?),
                 })
             })?)
+    }
+
+    /// [`Self::log`], `None` for an account that does not exist.
+    pub(crate) fn log_if_any(&self, account: &str) -> Result<Option<Log>, StoreError> {
+        match self.log(account) {
+            Ok(l) => Ok(Some(l)),
+            Err(StoreError::Sqlite(rusqlite::Error::QueryReturnedNoRows)) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     pub(crate) fn ops_after(

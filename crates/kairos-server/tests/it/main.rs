@@ -8,9 +8,11 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod admin;
 mod batches;
 mod durability;
 mod embed;
+mod endpoints;
 mod features;
 mod instances;
 mod limits;

@@ -134,3 +134,22 @@ pub async fn database() -> String {
     kairos_server::store::migrate_postgres(&url).await.unwrap();
     url
 }
+
+/// Drops the database of `url` (made by [`database`]), ending its sessions.
+pub async fn drop_database(url: &str) {
+    let name = url
+        .split('/')
+        .nth(3)
+        .and_then(|rest| rest.split('?').next())
+        .unwrap();
+    let (client, conn) = tokio_postgres::connect(&self::url("postgres"), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let conn = tokio::spawn(conn);
+    client
+        .batch_execute(&format!("DROP DATABASE {name} WITH (FORCE)"))
+        .await
+        .unwrap();
+    drop(client);
+    let _ = conn.await;
+}

@@ -13,6 +13,7 @@
 //! serialises commits on a global lock); `listen.rs` turns the other
 //! instances' hints into events.
 
+mod admin;
 mod listen;
 mod schema;
 mod tx;
@@ -32,6 +33,7 @@ use super::tx::{to_i64, to_u64};
 use super::writer::{Committed, Job};
 use super::{Auth, Code, Log, Refusal, StoreError};
 
+pub(crate) use admin::{delete, export};
 pub use schema::{SCHEMA_VERSION, migrate};
 
 /// Connections in one instance's pool (reads, and the writer's one).
