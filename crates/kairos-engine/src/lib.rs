@@ -30,6 +30,7 @@ pub mod meta;
 pub mod platform;
 pub mod policy;
 pub mod preview;
+pub mod reminder;
 mod series;
 pub mod sync;
 pub mod tasks;

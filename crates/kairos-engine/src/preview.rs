@@ -17,7 +17,7 @@ use kairos_store::{Store, StoreError};
 use crate::error::EngineError;
 use crate::materialise::{CalendarLabel, Planned, plan_with};
 use crate::meta::{database_zone, materialised_until};
-use crate::sync::acks::base_key;
+use crate::reminder::base_key;
 
 /// How far ahead a preview may look, in days: a bound on the work one
 /// `upcoming --until` can ask for (a year of a minutely alarm is already

@@ -16,13 +16,14 @@ use kairos_core::model::Event;
 use kairos_proto::{Body, Effective, Hlc, Op, Verdict, lww};
 use kairos_store::{Register, Store, Tx};
 
-use super::acks::{base_key, enforce};
+use super::acks::enforce;
 use super::{clock_of, keys, merge_ack, register_of};
 use crate::channel::Withdrawal;
 use crate::error::EngineError;
 use crate::events::{EngineEvent, Notice};
 use crate::import::{Target, write_series};
 use crate::materialise::CalendarLabel;
+use crate::reminder::base_key;
 
 /// What a batch of remote ops did here.
 #[derive(Debug, Default)]

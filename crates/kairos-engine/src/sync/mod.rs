@@ -142,7 +142,7 @@ pub fn record(tx: &Tx<'_>, body: Body, now: DateTime<Utc>) -> Result<Option<Op>,
         let base = op.base.as_ref().map(ToString::to_string);
         tx.register_set(&entity, &op.hlc.to_string(), deleted, base.as_deref())?;
     } else if let Body::ReminderDismiss { key } | Body::ReminderSnooze { key, .. } = &op.body {
-        merge_ack(tx, acks::base_key(key), &op)?;
+        merge_ack(tx, crate::reminder::base_key(key), &op)?;
     }
     // Strings and numbers only: serialising cannot fail.
     let text = serde_json::to_string(&op).unwrap_or_default();
