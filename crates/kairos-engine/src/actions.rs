@@ -8,7 +8,8 @@ use chrono::{DateTime, Duration, Utc};
 use kairos_proto::{AckState, Body, Hlc, Op};
 use kairos_store::{State, Store, StoreError, Tx};
 
-use crate::sync::acks::{base_key, enforce, snooze_key};
+use crate::reminder::{base_key, snooze_key};
+use crate::sync::acks::enforce;
 use crate::sync::record;
 
 /// Why an action did nothing.
@@ -33,24 +34,7 @@ pub enum ActionError {
     Store(#[from] StoreError),
 }
 
-/// States from which a reminder can be dismissed.
-pub const DISMISSABLE: [State; 6] = [
-    State::Pending,
-    State::Firing,
-    State::Delivered,
-    State::Failed,
-    State::Snoozed,
-    State::Missed,
-];
-
-/// States from which a reminder can be snoozed.
-pub const SNOOZABLE: [State; 5] = [
-    State::Pending,
-    State::Firing,
-    State::Delivered,
-    State::Failed,
-    State::Missed,
-];
+pub use crate::reminder::{DISMISSABLE, SNOOZABLE};
 
 fn not_changed(store: &Store, key: &str) -> ActionError {
     match store.get(key) {

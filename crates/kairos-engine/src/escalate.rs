@@ -18,10 +18,9 @@ use kairos_core::model::Calendar;
 use kairos_store::{State, StoreError, Tx};
 
 use crate::materialise::Planned;
-use crate::sync::acks::base_key;
+use crate::reminder::base_key;
 
-/// What separates a base key from a repetition's number.
-pub const AGAIN: &str = "~again@";
+pub use crate::reminder::AGAIN;
 
 /// The key of repetition `k` of the reminder `base`.
 #[must_use]

@@ -14,10 +14,10 @@ use kairos_core::Limits;
 use kairos_proto::Effective;
 use kairos_store::{Store, StoreError};
 
-use crate::engine::EngineError;
-use crate::import::{database_zone, materialised_until};
+use crate::error::EngineError;
 use crate::materialise::{CalendarLabel, Planned, plan_with};
-use crate::sync::acks::base_key;
+use crate::meta::{database_zone, materialised_until};
+use crate::reminder::base_key;
 
 /// How far ahead a preview may look, in days: a bound on the work one
 /// `upcoming --until` can ask for (a year of a minutely alarm is already

@@ -21,9 +21,9 @@ use kairos_core::Limits;
 use kairos_core::workdays::{self, MON_FRI, WorkTime};
 use kairos_store::{CalendarId, NewInstance, Reader, Store, StoreError, Tx};
 
-use crate::engine::EngineError;
-use crate::import::{database_zone, materialised_until};
+use crate::error::EngineError;
 use crate::materialise::{CalendarLabel, plan_with};
+use crate::meta::{database_zone, materialised_until};
 
 pub use kairos_store::WorkSettings;
 
@@ -40,7 +40,7 @@ pub fn holiday_dates(
     let mut out = BTreeSet::new();
     let (from, to) = (from - workdays::max_move(), to + workdays::max_move());
     for s in r.work_settings()?.into_iter().filter(|s| s.holidays) {
-        let feed = crate::stored::calendar(&r.events_of(s.id)?, &s.name, &Limits::default())?;
+        let feed = crate::series::decode(&r.events_of(s.id)?, &s.name, &Limits::default())?;
         let dates = workdays::holidays(&feed, from, to, &Limits::default()).map_err(|source| {
             EngineError::Calendar {
                 calendar: s.name.clone(),
@@ -95,8 +95,7 @@ fn replan(
     until: DateTime<Utc>,
     floating: Tz,
 ) -> Result<usize, EngineError> {
-    let mut parsed =
-        crate::stored::calendar(&tx.events_of(cal.id)?, &cal.name, &Limits::default())?;
+    let mut parsed = crate::series::decode(&tx.events_of(cal.id)?, &cal.name, &Limits::default())?;
     let ruled: BTreeSet<String> = parsed
         .events
         .iter()

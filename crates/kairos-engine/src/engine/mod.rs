@@ -25,9 +25,13 @@ use kairos_core::Limits;
 use kairos_core::workdays::WorkTime;
 use kairos_store::{NewInstance, State, Store, StoreError};
 
-use crate::channel::{Channel, Withdrawal};
+use crate::channel::Channel;
 use crate::clock::Clock;
+pub use crate::error::EngineError;
+pub use crate::events::{EngineEvent, Notice, NoticeSender};
 use crate::materialise::{CalendarLabel, plan_with};
+pub use crate::meta::FLOATING_ZONE;
+use crate::meta::{MATERIALISED_UNTIL, database_zone, materialised_until, zone_named};
 use crate::policy::CatchUp;
 
 /// Engine settings.
@@ -73,30 +77,6 @@ impl Default for Config {
     }
 }
 
-/// Why the engine stopped or failed.
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    /// The store failed (locked, full, corrupt, …).
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// A stored event no longer parses or expands.
-    #[error("event {uid:?} in calendar {calendar:?}: {source}")]
-    Calendar {
-        /// Calendar name.
-        calendar: String,
-        /// Event UID.
-        uid: String,
-        /// What the core said.
-        source: kairos_core::Error,
-    },
-    /// The wall-clock timer failed.
-    #[error("wall-clock timer: {0}")]
-    Timer(String),
-    /// Recorded outcomes could not be made durable (the log flush failed).
-    #[error("making delivery records durable: {0}")]
-    Durability(String),
-}
-
 /// Counters of one engine's life, for `kairos log` and the benches.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stats {
@@ -115,45 +95,6 @@ pub struct Stats {
     /// Given up after bounded retries.
     pub abandoned: u64,
 }
-
-/// What the engine announces to whoever subscribed ([`Engine::subscribe`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EngineEvent {
-    /// A reminder was delivered (and recorded).
-    Fired {
-        /// Its key.
-        key: String,
-    },
-    /// A reminder was acknowledged on another device (dismissed, or
-    /// snoozed until `until`).
-    Acknowledged {
-        /// The reminder's base key.
-        key: String,
-        /// The device.
-        by: String,
-        /// `Some(until)` for a snooze, `None` for a dismissal.
-        snoozed_until: Option<DateTime<Utc>>,
-    },
-    /// A reminder shown here was acknowledged elsewhere and taken back.
-    Withdrawn(Withdrawal),
-    /// The database changed under the engine (another process, another
-    /// device): whoever shows its contents should read them again. Sent by
-    /// the host that runs the engine.
-    Changed,
-}
-
-/// What other parts of the process (the sync client) tell the engine.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Notice {
-    /// Take this back from the channels that showed it.
-    Withdraw(Withdrawal),
-    /// Announce this (an acknowledgement from another device).
-    Announce(EngineEvent),
-}
-
-/// Where other parts of the process hand the engine [`Notice`]s; the
-/// engine's loop acts on them when it next wakes.
-pub type NoticeSender = std::sync::mpsc::Sender<Notice>;
 
 /// The delivery engine over one store.
 pub struct Engine {
@@ -181,13 +122,6 @@ pub struct Engine {
     /// Counters since start.
     pub stats: Stats,
 }
-
-use crate::import::{MATERIALISED_UNTIL, database_zone, materialised_until, zone_named};
-
-/// `meta` key: the zone floating times of this database are read in, when
-/// something (the desktop app: its display zone) set one. It overrides
-/// [`Config::floating`], so the app and `kairos daemon` agree on it.
-pub const FLOATING_ZONE: &str = "engine.floating_zone";
 
 impl Engine {
     /// An engine over `store`, delivering to `channels`. The flusher thread
@@ -280,7 +214,7 @@ impl Engine {
         let weeks = self.store.work_settings()?;
         for cal in self.store.calendars()? {
             let events = self.store.events_of(cal.id)?;
-            let parsed = crate::stored::calendar(&events, &cal.name, &self.limits)?;
+            let parsed = crate::series::decode(&events, &cal.name, &self.limits)?;
             let label = CalendarLabel {
                 uid: &cal.uid,
                 name: &cal.name,

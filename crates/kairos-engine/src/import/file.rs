@@ -10,12 +10,10 @@ use kairos_core::model::{Calendar, Event};
 use kairos_proto::Body;
 use kairos_store::Store;
 
-use super::{
-    ImportReport, MATERIALISED_UNTIL, Target, calendar_named, component_text, reschedule, rid_text,
-};
-use crate::engine::EngineError;
+use super::{ImportReport, MATERIALISED_UNTIL, Target, calendar_named, reschedule};
+use crate::error::EngineError;
 use crate::materialise::{CalendarLabel, fingerprint};
-use crate::sync::{record, series_text};
+use crate::sync::record;
 
 /// What an import does with what the calendar already holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -78,12 +76,12 @@ pub fn import_with(
         let mut changed_uids = BTreeSet::new();
         let mut in_file = BTreeSet::new();
         for ev in &cal.events {
-            let rid = ev.recurrence_id.as_ref().map(rid_text).unwrap_or_default();
+            let rid = crate::series::rid_key(ev);
             if tx.put_event(
                 cal_id,
                 &ev.uid,
                 &rid,
-                &component_text(ev),
+                &crate::series::encode(ev),
                 fingerprint(ev),
                 now,
             )? {
@@ -141,7 +139,7 @@ pub fn import_with(
             let body = Body::SeriesPut {
                 calendar: cal_uid.clone(),
                 uid: uid.to_owned(),
-                ics: series_text(stored.iter().map(|e| &e.ics)),
+                ics: crate::series::wire_text(stored.iter()),
             };
             record(tx, body, now)?;
         }

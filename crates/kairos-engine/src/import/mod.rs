@@ -13,14 +13,15 @@ use std::collections::BTreeSet;
 use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
 use kairos_core::Limits;
-use kairos_core::model::{Calendar, Event, When, Zone};
+use kairos_core::model::{Calendar, Event};
 use kairos_core::workdays::WorkTime;
 use kairos_proto::Body;
 use kairos_store::{CalendarId, NewInstance, Store, StoreError, Tx};
 
 use crate::channel::Withdrawal;
-use crate::engine::EngineError;
+use crate::error::EngineError;
 use crate::materialise::{CalendarLabel, Planned, fingerprint, plan_with};
+pub use crate::meta::{MATERIALISED_UNTIL, database_zone, materialised_until};
 use crate::sync::{acks, record};
 
 mod file;
@@ -28,9 +29,6 @@ mod replace;
 pub use file::{Mode, import, import_with};
 pub(crate) use replace::replace;
 pub use replace::replace_series;
-
-/// Meta key: instances exist for every trigger before this instant.
-pub const MATERIALISED_UNTIL: &str = "materialised_until";
 
 /// What an import changed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -46,73 +44,6 @@ pub struct ImportReport {
     /// Series deleted because the file no longer has them
     /// ([`Mode::Replace`] only).
     pub deleted: usize,
-}
-
-/// One component as stored: a `VEVENT` (or a task's `VTODO`) block of
-/// iCalendar text.
-fn component_text(ev: &Event) -> String {
-    let one = Calendar {
-        name: None,
-        events: vec![ev.clone()],
-        extra: Vec::new(),
-    };
-    // DTSTAMP is kept from the source when it has one; otherwise a fixed
-    // stamp, so that re-importing the same file changes nothing.
-    let text = kairos_core::ics::write_calendar(&one, DateTime::<Utc>::UNIX_EPOCH);
-    let kind = if ev.todo.is_some() { "VTODO" } else { "VEVENT" };
-    let start = text.find(&format!("BEGIN:{kind}")).unwrap_or(0);
-    let end = text
-        .rfind(&format!("END:{kind}"))
-        .map_or(text.len(), |i| i + "END:\r\n".len() + kind.len());
-    text[start..end.min(text.len())].to_owned()
-}
-
-/// A `RECURRENCE-ID` as the store keys it: `YYYYMMDD`, or the local time
-/// with its zone (`Europe/Berlin:20260310T090000`, `…Z`, or floating).
-fn rid_text(w: &When) -> String {
-    match w {
-        When::Date(d) => d.format("%Y%m%d").to_string(),
-        When::DateTime { local, zone } => {
-            let t = local.format("%Y%m%dT%H%M%S");
-            match zone {
-                Zone::Utc => format!("{t}Z"),
-                Zone::Floating => t.to_string(),
-                Zone::Tz(tz) => format!("{}:{t}", tz.name()),
-                // Stored as UTC, as kairos_core's export writes it.
-                Zone::Custom(c) => format!("{}Z", c.resolve(*local).format("%Y%m%dT%H%M%S")),
-            }
-        }
-    }
-}
-
-/// Meta's "materialised until", if set.
-///
-/// # Errors
-/// Store failures.
-pub fn materialised_until(store: &Store) -> Result<Option<DateTime<Utc>>, StoreError> {
-    Ok(store
-        .meta_get(MATERIALISED_UNTIL)?
-        .and_then(|v| DateTime::parse_from_rfc3339(&v).ok())
-        .map(|t| t.with_timezone(&Utc)))
-}
-
-/// The zone floating times are planned in: the database's
-/// ([`crate::engine::FLOATING_ZONE`], set by the desktop app) when it has one,
-/// else `fallback` (`--tz`, the system's). Every planner of this database
-/// then agrees, so one alarm never gets two keys from two zones.
-///
-/// # Errors
-/// Store failures.
-pub fn database_zone(store: &Store, fallback: Tz) -> Result<Tz, EngineError> {
-    Ok(zone_named(
-        store.meta_get(crate::engine::FLOATING_ZONE)?,
-        fallback,
-    ))
-}
-
-/// The zone a `FLOATING_ZONE` value names, else `fallback`.
-pub(crate) fn zone_named(value: Option<String>, fallback: Tz) -> Tz {
-    value.and_then(|z| z.parse().ok()).unwrap_or(fallback)
 }
 
 /// Where a series is written and how its reminders are planned.
@@ -202,12 +133,12 @@ pub(crate) fn write_series(
     let planned = t.plan(&one_calendar(comps), uid)?;
     tx.delete_event(t.cal_id, uid, None)?;
     for ev in comps {
-        let rid = ev.recurrence_id.as_ref().map(rid_text).unwrap_or_default();
+        let rid = crate::series::rid_key(ev);
         tx.put_event(
             t.cal_id,
             uid,
             &rid,
-            &component_text(ev),
+            &crate::series::encode(ev),
             fingerprint(ev),
             t.now,
         )?;

@@ -7,9 +7,9 @@ use kairos_proto::Body;
 
 use super::{ImportReport, Target, calendar_named, write_series};
 use crate::channel::Withdrawal;
-use crate::engine::EngineError;
+use crate::error::EngineError;
 use crate::materialise::CalendarLabel;
-use crate::sync::{record, series_text};
+use crate::sync::record;
 use kairos_store::Store;
 
 /// Replaces every component (master and overrides) of series `uid` in
@@ -61,7 +61,7 @@ pub(crate) fn replace(
             Body::SeriesPut {
                 calendar: cal_uid.clone(),
                 uid: uid.to_owned(),
-                ics: series_text(stored.iter().map(|e| &e.ics)),
+                ics: crate::series::wire_text(stored.iter()),
             }
         };
         record(tx, body, now)?;

@@ -23,26 +23,9 @@ use chrono::{DateTime, Utc};
 use kairos_proto::{AckState, Effective};
 use kairos_store::{Instance, NewInstance, State, StoreError, Tx};
 
-use crate::actions::{DISMISSABLE, SNOOZABLE};
 use crate::channel::{WithdrawReason, Withdrawal};
-
-/// The key of the instance a snooze until `until` creates: the same on
-/// every device.
-#[must_use]
-pub fn snooze_key(base: &str, until: DateTime<Utc>) -> String {
-    format!("{base}~snooze@{}", until.format("%Y%m%dT%H%M%SZ"))
-}
-
-/// The reminder an instance key belongs to: the key without its
-/// `~snooze@…` or `~again@k` part.
-#[must_use]
-pub fn base_key(key: &str) -> &str {
-    let cut = [key.find("~snooze@"), key.find(crate::escalate::AGAIN)]
-        .into_iter()
-        .flatten()
-        .min();
-    cut.map_or(key, |i| &key[..i])
-}
+use crate::reminder::{DISMISSABLE, SNOOZABLE};
+pub use crate::reminder::{base_key, snooze_key};
 
 /// Instances a dismissal acknowledges: those that can still fire or are
 /// shown (what [`DISMISSABLE`] names, but `snoozed`).

@@ -12,17 +12,18 @@
 
 use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
-use kairos_core::Limits;
 use kairos_core::model::Event;
 use kairos_proto::{Body, Effective, Hlc, Op, Verdict, lww};
 use kairos_store::{Register, Store, Tx};
 
-use super::acks::{base_key, enforce};
+use super::acks::enforce;
 use super::{clock_of, keys, merge_ack, register_of};
 use crate::channel::Withdrawal;
-use crate::engine::{EngineError, EngineEvent, Notice};
+use crate::error::EngineError;
+use crate::events::{EngineEvent, Notice};
 use crate::import::{Target, write_series};
 use crate::materialise::CalendarLabel;
+use crate::reminder::base_key;
 
 /// What a batch of remote ops did here.
 #[derive(Debug, Default)]
@@ -62,8 +63,8 @@ pub fn apply_remote(
     horizon: Duration,
     floating: Tz,
 ) -> Result<Applied, EngineError> {
-    let floating = crate::import::database_zone(store, floating)?;
-    let until = crate::import::materialised_until(store)?
+    let floating = crate::meta::database_zone(store, floating)?;
+    let until = crate::meta::materialised_until(store)?
         .unwrap_or(now + horizon)
         .max(now);
     let own = store.meta_get(keys::DEVICE)?.unwrap_or_default();
@@ -304,12 +305,8 @@ impl Ctx<'_, '_> {
     /// The op's components, read at the edge; `None` (with a note) when
     /// they do not read or belong to another series.
     fn components(&self, uid: &str, ics: &str) -> Result<Option<Vec<Event>>, EngineError> {
-        let text = format!(
-            "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Kairos//sync//EN\r\n{}\r\nEND:VCALENDAR\r\n",
-            ics.trim_end()
-        );
-        let problem = match kairos_core::ics::parse_calendar(text.as_bytes(), &Limits::default()) {
-            Ok(cal) if cal.events.iter().all(|e| e.uid == uid) => return Ok(Some(cal.events)),
+        let problem = match crate::series::from_wire(ics) {
+            Ok(comps) if comps.iter().all(|e| e.uid == uid) => return Ok(Some(comps)),
             Ok(_) => "a component of another UID".to_owned(),
             Err(e) => e.to_string(),
         };

@@ -19,7 +19,7 @@ use chrono::{DateTime, Utc};
 use kairos_proto::{AckState, Body, Hlc, HlcClock, Op};
 use kairos_store::{Store, StoreError, Tx};
 
-use crate::engine::EngineError;
+use crate::error::EngineError;
 
 /// `meta` keys of a paired database.
 pub mod keys {
@@ -142,7 +142,7 @@ pub fn record(tx: &Tx<'_>, body: Body, now: DateTime<Utc>) -> Result<Option<Op>,
         let base = op.base.as_ref().map(ToString::to_string);
         tx.register_set(&entity, &op.hlc.to_string(), deleted, base.as_deref())?;
     } else if let Body::ReminderDismiss { key } | Body::ReminderSnooze { key, .. } = &op.body {
-        merge_ack(tx, acks::base_key(key), &op)?;
+        merge_ack(tx, crate::reminder::base_key(key), &op)?;
     }
     // Strings and numbers only: serialising cannot fail.
     let text = serde_json::to_string(&op).unwrap_or_default();
@@ -200,7 +200,7 @@ pub fn join(store: &mut Store, id: &Identity, now: DateTime<Utc>) -> Result<usiz
             let mut uids: Vec<&str> = events.iter().map(|e| e.uid.as_str()).collect();
             uids.dedup();
             for uid in uids {
-                let ics = series_text(events.iter().filter(|e| e.uid == uid).map(|e| &e.ics));
+                let ics = crate::series::wire_text(events.iter().filter(|e| e.uid == uid));
                 let body = Body::SeriesPut {
                     calendar: c.uid.clone(),
                     uid: uid.to_owned(),
@@ -240,16 +240,6 @@ pub fn leave(store: &mut Store) -> Result<(), StoreError> {
         }
         Ok(())
     })
-}
-
-/// The stored components of one series as one op's `ics` text.
-pub(crate) fn series_text<'a>(components: impl Iterator<Item = &'a String>) -> String {
-    let mut out = String::new();
-    for c in components {
-        out.push_str(c.trim_end());
-        out.push_str("\r\n");
-    }
-    out
 }
 
 /// An acknowledgement record as the `acks` table keeps it.

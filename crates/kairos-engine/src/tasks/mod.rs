@@ -26,7 +26,7 @@ use kairos_store::{CalendarId, State, Store, StoreError};
 use crate::channel::Withdrawal;
 
 mod settle;
-use crate::engine::EngineError;
+use crate::error::EngineError;
 use crate::import::replace;
 pub(crate) use settle::settle_closed;
 
@@ -105,7 +105,7 @@ impl From<StoreError> for TaskError {
 
 /// The stored components of `calendar`, read back.
 pub(crate) fn stored(store: &Store, id: CalendarId, name: &str) -> Result<Calendar, EngineError> {
-    crate::stored::calendar(&store.events_of(id)?, name, &Limits::default())
+    crate::series::decode(&store.events_of(id)?, name, &Limits::default())
 }
 
 /// The key form of an occurrence's original start.
@@ -169,7 +169,7 @@ pub fn open_tasks(
     now: DateTime<Utc>,
     floating: Tz,
 ) -> Result<Vec<TaskView>, EngineError> {
-    let floating = crate::import::database_zone(store, floating)?;
+    let floating = crate::meta::database_zone(store, floating)?;
     let mut out = Vec::new();
     for c in store.calendars()? {
         let cal = stored(store, c.id, &c.name)?;
@@ -261,7 +261,7 @@ pub fn done(
     horizon: Duration,
     floating: Tz,
 ) -> Result<Done, TaskError> {
-    let zone = crate::import::database_zone(store, floating)?;
+    let zone = crate::meta::database_zone(store, floating)?;
     let mut found = Vec::new();
     for c in store.calendars()? {
         if calendar.is_some_and(|n| n != c.name) {
