@@ -32,6 +32,7 @@ use kairos_proto::{DeviceInfo, Op, PushResult, SeqOp};
 use tokio::sync::oneshot;
 
 pub use pg::{SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION, migrate as migrate_postgres};
+pub(crate) use schema::create_and_migrate;
 pub use schema::db_path;
 pub use writer::Committed;
 
