@@ -248,17 +248,20 @@ async fn two_instances_deliver_each_reminder_once_and_take_over_a_killed_ones_cl
 
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     let mut two = two;
-    let mut killed = false;
+    let mut killed = None;
     while seen.len() < N {
         let post = hook.next().await;
         *seen.entry(post.delivery).or_default() += 1;
-        if !killed && seen.len() >= N / 5 {
+        if killed.is_none() && seen.len() >= N / 5 {
             one.signal(nix::sys::signal::Signal::SIGKILL);
             one.exit().await;
-            killed = true;
+            killed = Some(std::time::Instant::now());
         }
     }
-    assert!(killed);
+    // The killed instance's claims were taken over once its 2 s lease ran
+    // out (plus a poll and the sends).
+    let takeover = killed.unwrap().elapsed();
+    assert!(takeover < Duration::from_secs(6), "{takeover:?}");
     // The survivor stops after recording what it sent (its task finishes
     // its round on SIGTERM).
     two.signal(nix::sys::signal::Signal::SIGTERM);
@@ -291,5 +294,54 @@ async fn two_instances_deliver_each_reminder_once_and_take_over_a_killed_ones_cl
         repeated <= Options::new(String::new()).concurrency,
         "{repeated} repeated"
     );
-    eprintln!("two instances, {N} reminders: {repeated} POSTs repeated after the kill");
+    eprintln!(
+        "two instances, {N} reminders: all delivered {takeover:?} after the kill, {repeated} POSTs repeated"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_fallback_settings_and_unknown_keys_are_refused_by_name() {
+    let server = Server::start(&[]).await;
+    server.device("alice", "laptop").await;
+    let run = |args: Vec<&'static str>| {
+        let mut c = Command::new(BIN);
+        c.arg("--data").arg(&server.data);
+        c.args(server.database.iter().flat_map(|url| ["--database", url]));
+        c.args(args);
+        async move { c.output().await.unwrap() }
+    };
+    for (args, says) in [
+        (
+            vec!["fallback", "nobody", "--email", "a@b.c"],
+            "does the account exist?",
+        ),
+        (
+            vec!["fallback", "alice", "--webhook", "ftp://x", "--secret", "s"],
+            "must be an http:// or https:// URL",
+        ),
+        (
+            vec!["fallback", "alice", "--email", "not-an-address"],
+            "is not an e-mail address",
+        ),
+        (
+            vec!["why", "c1/e1/2026-12-06T10:00:00Z/#0@1"],
+            "no reminder",
+        ),
+    ] {
+        let out = run(args.clone()).await;
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    let out = run(vec!["fallback", "alice", "--email", "a@b.c", "--always"]).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["channel"].as_str(), v["always"].as_bool()),
+        (Some("email"), Some(true))
+    );
 }
