@@ -166,7 +166,9 @@ mod tests {
         );
         assert_eq!(
             got[0].due,
-            "2026-12-06T09:45:00Z".parse::<DateTime<Utc>>().expect("valid")
+            "2026-12-06T09:45:00Z"
+                .parse::<DateTime<Utc>>()
+                .expect("valid")
         );
 
         let del = Body::SeriesDelete {
