@@ -6,6 +6,8 @@ TARGET := $(or $(CARGO_TARGET_DIR),target)
 PY := target/pyenv/bin/python
 # Radicale for kairos-caldav's tests (tests/caldav/setup.sh).
 CALDAV_PY := target/caldav-pyenv/bin/python
+# aiosmtpd for kairos-server's e-mail tests (tests/smtp/setup.sh).
+SMTP_PY := target/smtp-pyenv/bin/python
 ICS ?= docs/sample.ics
 
 .PHONY: run test deps ui ui-test lint unit differential e2e check-windows check-macos bench bench-engine bench-chaos bench-app bench-app-sync fmt deploy-check
@@ -79,7 +81,7 @@ lint: ui
 ## Every crate's tests (kairos-caldav's start a real Radicale and Xandikos:
 ## their venv first); then the sync server's suite again with every
 ## server's store in PostgreSQL (a throw-away cluster, tests/it/pg.rs).
-unit: $(CALDAV_PY)
+unit: $(CALDAV_PY) $(SMTP_PY)
 	$(CARGO) test --workspace --locked
 	KAIROS_TEST_STORE=postgres $(CARGO) test -p kairos-server --locked
 
@@ -88,6 +90,9 @@ unit: $(CALDAV_PY)
 deploy-check:
 	$(CARGO) build -p kairos-server --locked
 	deploy/check.sh $(TARGET)/debug/kairos-server
+
+$(SMTP_PY): tests/smtp/requirements.txt tests/smtp/setup.sh
+	tests/smtp/setup.sh
 
 ## Two-way CalDAV (issue #19 §2) against a real Radicale on 127.0.0.1.
 $(CALDAV_PY): tests/caldav/requirements.txt tests/caldav/setup.sh

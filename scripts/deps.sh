@@ -67,3 +67,7 @@ for t in x86_64-pc-windows-gnu x86_64-apple-darwin; do
     rustup target add "$t"
   fi
 done
+
+# aiosmtpd, the real SMTP server of kairos-server's e-mail tests, in a venv
+# under target/ (tests/smtp/setup.sh; idempotent).
+"$(dirname "${BASH_SOURCE[0]}")/../tests/smtp/setup.sh"

@@ -27,8 +27,10 @@
 //! is in this crate's `migrations/`), behind the `store` module so that
 //! another engine can replace it. The wire format, ops and merge rules are
 //! kairos-proto's; this crate never merges ops (compaction asks
-//! `kairos_proto::survivors` what to keep). It knows nothing of iCalendar,
-//! reminders or the device's database.
+//! `kairos_proto::survivors` what to keep). It knows nothing of the
+//! device's database; what it knows of iCalendar and reminders is in
+//! `remind` (server-side reminders for the accounts that opted in), which
+//! plans them with kairos-engine's planner, never its own.
 
 mod handshake;
 mod http;
@@ -36,6 +38,7 @@ mod hub;
 pub mod metrics;
 mod rate;
 mod relay;
+pub mod remind;
 mod secrets;
 mod session;
 pub mod store;
@@ -87,6 +90,8 @@ pub struct Config {
     /// either store whether they still exist (a deleted account's sessions
     /// are closed).
     pub head_check: Duration,
+    /// Server-side reminders and their fallback channels (`remind`).
+    pub reminders: remind::serve::Settings,
 }
 
 impl Config {
@@ -104,6 +109,7 @@ impl Config {
             postgres: None,
             hints: true,
             head_check: Duration::from_millis(500),
+            reminders: remind::serve::Settings::default(),
         }
     }
 
@@ -123,6 +129,9 @@ pub enum ServerError {
     /// The store could not be opened.
     #[error(transparent)]
     Store(#[from] store::StoreError),
+    /// The reminder task could not start.
+    #[error("reminders: {0}")]
+    Reminders(String),
     /// The certificate or key could not be read or used.
     #[error("TLS: {0}")]
     Tls(String),
@@ -221,6 +230,10 @@ impl Server {
         }
         let (stop_tx, stop_rx) = watch::channel(false);
         let relay = relay::start(&self.ctx);
+        let reminders =
+            remind::serve::start(&self.ctx.config.reminders, &self.ctx.config.database())
+                .await
+                .map_err(ServerError::Reminders)?;
         let mut tasks = JoinSet::new();
         tokio::pin!(shutdown);
         loop {
@@ -253,6 +266,9 @@ impl Server {
             tasks.shutdown().await;
         }
         drop(relay);
+        if let Some(r) = reminders {
+            r.stop().await;
+        }
         // The store stops after its queued jobs are committed.
         self.ctx.store.close().await;
         Ok(())

@@ -10,6 +10,7 @@ use kairos_server::{Config, Database, Server, Store, load_tls};
 use tracing_subscriber::EnvFilter;
 
 mod cli_admin;
+mod remind_cli;
 
 /// Kairos sync server (docs/sync-protocol.md).
 #[derive(Parser)]
@@ -53,6 +54,22 @@ struct Cli {
     /// heads; either store: whether they were deleted).
     #[arg(long, hide = true, default_value_t = 500)]
     head_check_ms: u64,
+    /// SMTP relay for reminder e-mails: smtp://[user:pass@]host[:port]
+    /// (STARTTLS when the relay offers it).
+    #[arg(long)]
+    smtp: Option<String>,
+    /// Sender of reminder e-mails.
+    #[arg(long, default_value = "Kairos <kairos@localhost>")]
+    mail_from: String,
+    /// Run no reminder task on this instance.
+    #[arg(long)]
+    no_reminders: bool,
+    /// Lease of a claimed reminder delivery (tests of the takeover).
+    #[arg(long, hide = true, default_value_t = 60_000)]
+    remind_lease_ms: u64,
+    /// Longest sleep of the reminder task between rounds.
+    #[arg(long, hide = true, default_value_t = 1_000)]
+    remind_poll_ms: u64,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -71,6 +88,15 @@ enum Command {
     /// Bring the PostgreSQL database of --database to this server's schema
     /// (a serving instance never changes it, and refuses another version).
     Migrate,
+    /// Send ACCOUNT's reminders that no device acknowledged in time to a
+    /// webhook or an e-mail address (server-side reminders). Works while
+    /// the server runs.
+    Fallback(remind_cli::FallbackArgs),
+    /// Why did the reminder KEY go out (or not)? Its audit trail.
+    Why {
+        /// The reminder instance key, as `kairos why` shows it.
+        key: String,
+    },
     /// Copy the SQLite store to FILE while the server runs (PostgreSQL:
     /// use pg_dump). FILE must not exist.
     Backup {
@@ -122,6 +148,8 @@ fn main() -> anyhow::Result<()> {
         Some(Command::Account(AccountCommand::Delete { account })) => {
             cli_admin::delete(&db, &account)
         }
+        Some(Command::Fallback(args)) => runtime()?.block_on(remind_cli::fallback(&db, args)),
+        Some(Command::Why { key }) => runtime()?.block_on(remind_cli::why(&db, &key)),
         None => serve(cli),
     }
 }
@@ -186,6 +214,11 @@ fn serve(cli: Cli) -> anyhow::Result<()> {
     config.postgres.clone_from(&cli.database);
     config.hints = !cli.no_hints;
     config.head_check = Duration::from_millis(cli.head_check_ms.max(1));
+    config.reminders.enabled = !cli.no_reminders;
+    config.reminders.smtp.clone_from(&cli.smtp);
+    config.reminders.mail_from.clone_from(&cli.mail_from);
+    config.reminders.lease = Duration::from_millis(cli.remind_lease_ms.max(1));
+    config.reminders.poll = Duration::from_millis(cli.remind_poll_ms.max(1));
     if let (Some(cert), Some(key)) = (&cli.tls_cert, &cli.tls_key) {
         config.tls = Some(load_tls(cert, key)?);
     }

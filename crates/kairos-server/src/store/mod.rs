@@ -34,6 +34,7 @@ use tokio::sync::oneshot;
 
 pub use admin::{Backup, Deleted, Exported};
 pub use pg::{SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION, migrate as migrate_postgres};
+pub(crate) use schema::create_and_migrate;
 pub use schema::db_path;
 pub use writer::Committed;
 

@@ -10,7 +10,10 @@ use rusqlite_migration::{M, Migrations};
 
 use super::StoreError;
 
-const MIGRATIONS: &[M<'static>] = &[M::up(include_str!("../../migrations/0001_init.sql"))];
+const MIGRATIONS: &[M<'static>] = &[
+    M::up(include_str!("../../migrations/0001_init.sql")),
+    M::up(include_str!("../../migrations/0002_remind.sql")),
+];
 
 /// The database file inside the data directory.
 pub fn db_path(data: &Path) -> PathBuf {

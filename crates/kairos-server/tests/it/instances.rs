@@ -67,13 +67,13 @@ async fn migrate_is_explicit_and_a_server_refuses_another_schema() {
     );
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
-        r#"{"schema":1,"schema_from":0}"#
+        r#"{"schema":2,"schema_from":0}"#
     );
     // Again: nothing to do.
     let out = migrate().await.unwrap();
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
-        r#"{"schema":1,"schema_from":1}"#
+        r#"{"schema":2,"schema_from":2}"#
     );
 
     // A newer server migrated the database: this one refuses to serve it
@@ -83,7 +83,7 @@ async fn migrate_is_explicit_and_a_server_refuses_another_schema() {
         .unwrap();
     let conn = tokio::spawn(conn);
     client
-        .batch_execute("INSERT INTO kairos_schema (version, applied_ms) VALUES (2, 0)")
+        .batch_execute("INSERT INTO kairos_schema (version, applied_ms) VALUES (3, 0)")
         .await
         .unwrap();
     drop(client);
@@ -92,7 +92,7 @@ async fn migrate_is_explicit_and_a_server_refuses_another_schema() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success());
         assert!(
-            err.contains("version 2, newer than this server's 1"),
+            err.contains("version 3, newer than this server's 2"),
             "{err}"
         );
     }

@@ -8,7 +8,10 @@ use super::super::StoreError;
 
 /// The migrations, in order; migration `i` brings the schema to `i + 1`.
 /// Append-only.
-const MIGRATIONS: &[&str] = &[include_str!("../../../migrations/postgres/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../../../migrations/postgres/0001_init.sql"),
+    include_str!("../../../migrations/postgres/0002_remind.sql"),
+];
 
 /// The schema version this server runs on.
 #[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)] // a handful

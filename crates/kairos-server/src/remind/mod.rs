@@ -1,0 +1,347 @@
+//! Server-side reminders (issue #21 §2): the server as one more replica of
+//! each opted-in account's calendars, a durable delay queue of their
+//! reminder instances, and fallback deliveries (webhook, e-mail) for the
+//! reminders no device acknowledged in time.
+//!
+//! How the pieces fit:
+//! - `replica` (pure) applies an account's ops by the protocol's merge
+//!   rules and plans its instances in a window with the engine's own
+//!   planner, so the keys are the devices' keys;
+//! - `sqlite` / `pg` keep the replica, the queue and the deliveries in the
+//!   server's store (tables of `migrations/0002_remind.sql`), each round one
+//!   transaction guarded by the account's cursor, so two instances on one
+//!   PostgreSQL never both apply the same ops;
+//! - [`Reminders::replicate`] is one round of "read new ops, plan the
+//!   window, store"; `now` is always an argument.
+//!
+//! Only accounts with a fallback configured are replicated: the server does
+//! not plan reminders nobody asked it to send.
+
+mod claim;
+pub mod email;
+mod pg;
+mod replica;
+pub mod serve;
+mod sqlite;
+pub mod webhook;
+pub mod worker;
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use kairos_proto::Op;
+
+use crate::store::{Database, StoreError};
+
+pub use claim::{Claimed, Finish};
+pub use replica::Instance;
+pub use worker::{Channels, Drained, Options};
+
+/// How far ahead instances are planned.
+pub const WINDOW: Duration = Duration::from_secs(48 * 3600);
+/// How far back a round plans (a server that was down delivers what fell
+/// due meanwhile, late, rather than never).
+pub const LOOKBACK: Duration = Duration::from_secs(3600);
+
+/// A fallback channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Channel {
+    /// A JSON POST signed with HMAC-SHA256.
+    Webhook,
+    /// An e-mail over SMTP.
+    Email,
+}
+
+impl Channel {
+    /// Its name in the store and on the command line.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Webhook => "webhook",
+            Self::Email => "email",
+        }
+    }
+
+    /// The channel named `s`.
+    ///
+    /// # Errors
+    /// Not a channel's name.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "webhook" => Ok(Self::Webhook),
+            "email" => Ok(Self::Email),
+            other => Err(format!("channel {other:?} is not webhook or email")),
+        }
+    }
+}
+
+/// "If no device acknowledged a reminder of `calendar` `after` it fired
+/// (or `always`), send it on `channel` to `target`."
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fallback {
+    /// The account.
+    pub account: String,
+    /// A calendar uid, or `*` for every calendar without its own setting.
+    pub calendar: String,
+    /// How it is sent.
+    pub channel: Channel,
+    /// The webhook URL or the e-mail address.
+    pub target: String,
+    /// The webhook's signing secret.
+    pub secret: Option<String>,
+    /// How long after the trigger an unacknowledged reminder is sent.
+    pub after: Duration,
+    /// Send even when a device acknowledged it.
+    pub always: bool,
+}
+
+/// What one round of [`Reminders::replicate`] did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Round {
+    /// Accounts replicated.
+    pub accounts: usize,
+    /// Instances added to the queue.
+    pub planned: usize,
+    /// Pending instances withdrawn (their event moved or went away).
+    pub withdrawn: usize,
+    /// Instances marked acknowledged.
+    pub acked: usize,
+    /// Deliveries queued.
+    pub deliveries: usize,
+    /// Series that did not parse (named).
+    pub skipped: Vec<String>,
+}
+
+/// One account's round, as computed before it is stored.
+pub(crate) struct Write {
+    pub account: String,
+    /// The cursor and planned-until read at the start (the guard).
+    pub from_seq: u64,
+    pub from_until_ms: i64,
+    pub to_seq: u64,
+    pub to_until_ms: i64,
+    pub now_ms: i64,
+    pub window: (i64, i64),
+    pub changes: replica::Changes,
+    pub instances: Vec<Instance>,
+    pub fallbacks: Vec<Fallback>,
+}
+
+/// An account to replicate: (id, head, cursor, planned until).
+pub(crate) type Due = (String, u64, u64, i64);
+
+/// What is read for one account's round.
+pub(crate) struct Loaded {
+    pub entities: Vec<String>,
+    pub ops: Vec<(u64, String)>,
+    pub fallbacks: Vec<Fallback>,
+}
+
+/// The queue's rows of one instance, for tests and `why`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    /// Its key.
+    pub key: String,
+    /// When it goes off.
+    pub due: DateTime<Utc>,
+    /// `pending`, `acked` or `withdrawn`.
+    pub state: String,
+}
+
+enum Db {
+    Sqlite(sqlite::Sqlite),
+    Postgres(pg::Pg),
+}
+
+/// The server's reminder replica and queue, on either store.
+pub struct Reminders {
+    db: Db,
+}
+
+pub(crate) fn ms(t: DateTime<Utc>) -> i64 {
+    t.timestamp_millis()
+}
+
+pub(crate) fn from_ms(ms: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(ms).unwrap_or_default()
+}
+
+impl Reminders {
+    /// Opens the reminder tables of `db` (the server's store, already
+    /// migrated: SQLite migrates itself when opened, PostgreSQL by
+    /// `kairos-server migrate`).
+    ///
+    /// # Errors
+    /// The store cannot be opened.
+    pub async fn open(db: &Database) -> Result<Self, StoreError> {
+        let db = match db {
+            Database::Sqlite(data) => Db::Sqlite(sqlite::Sqlite::open(data).await?),
+            Database::Postgres(url) => Db::Postgres(pg::Pg::connect(url)?),
+        };
+        Ok(Self { db })
+    }
+
+    /// Sets (or replaces) a fallback; the account is planned again at the
+    /// next round.
+    ///
+    /// # Errors
+    /// The store, or no such account.
+    pub async fn configure(&self, f: Fallback) -> Result<(), StoreError> {
+        match &self.db {
+            Db::Sqlite(s) => s.configure(f).await,
+            Db::Postgres(p) => p.configure(&f).await,
+        }
+    }
+
+    /// One round: every opted-in account with new ops, or whose planned
+    /// window ends within half a window of `now`, is brought up to date.
+    ///
+    /// # Errors
+    /// The store.
+    pub async fn replicate(&self, now: DateTime<Utc>) -> Result<Round, StoreError> {
+        let half = chrono::Duration::from_std(WINDOW / 2).unwrap_or_default();
+        let due = match &self.db {
+            Db::Sqlite(s) => s.due(ms(now + half)).await?,
+            Db::Postgres(p) => p.due(ms(now + half)).await?,
+        };
+        let mut round = Round::default();
+        for (account, _head, cursor, until) in due {
+            let loaded = match &self.db {
+                Db::Sqlite(s) => s.load(&account, cursor).await?,
+                Db::Postgres(p) => p.load(&account, cursor).await?,
+            };
+            let w = plan(account, cursor, until, now, loaded, &mut round)?;
+            let stored = match &self.db {
+                Db::Sqlite(s) => s.apply(w).await?,
+                Db::Postgres(p) => p.apply(w).await?,
+            };
+            if let Some(r) = stored {
+                round.accounts += 1;
+                round.planned += r.planned;
+                round.withdrawn += r.withdrawn;
+                round.acked += r.acked;
+                round.deliveries += r.deliveries;
+            }
+        }
+        Ok(round)
+    }
+
+    /// The audit trail of `key` (in every account that has it): (account,
+    /// when, what), oldest first.
+    ///
+    /// # Errors
+    /// The store.
+    pub async fn why(&self, key: &str) -> Result<Vec<(String, DateTime<Utc>, String)>, StoreError> {
+        let rows = match &self.db {
+            Db::Sqlite(s) => {
+                let key = key.to_owned();
+                s.run(move |c| {
+                    let rows = c
+                        .prepare_cached(
+                            "SELECT account, at_ms, event FROM remind_audit WHERE key = ?1 ORDER BY at_ms, rowid",
+                        )?
+                        .query_map([&key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                        .collect::<Result<Vec<(String, i64, String)>, _>>()?;
+                    Ok(rows)
+                })
+                .await?
+            }
+            Db::Postgres(p) => p
+                .get()
+                .await?
+                .query(
+                    "SELECT account, at_ms, event FROM remind_audit WHERE key = $1 ORDER BY at_ms",
+                    &[&key],
+                )
+                .await?
+                .iter()
+                .map(|r| (r.get(0), r.get(1), r.get(2)))
+                .collect(),
+        };
+        Ok(rows
+            .into_iter()
+            .map(|(a, t, e)| (a, from_ms(t), e))
+            .collect())
+    }
+
+    /// The queued instances of `account`, by due time.
+    ///
+    /// # Errors
+    /// The store.
+    pub async fn instances(&self, account: &str) -> Result<Vec<Row>, StoreError> {
+        match &self.db {
+            Db::Sqlite(s) => s.instances(account).await,
+            Db::Postgres(p) => p.instances(account).await,
+        }
+    }
+}
+
+/// Applies the loaded ops to the stored state and plans the window.
+fn plan(
+    account: String,
+    cursor: u64,
+    until: i64,
+    now: DateTime<Utc>,
+    loaded: Loaded,
+    round: &mut Round,
+) -> Result<Write, StoreError> {
+    let mut state = replica::State::default();
+    let decode = |seq: u64, json: &str| {
+        serde_json::from_str::<Op>(json).map_err(|e| StoreError::Corrupt(seq, e.to_string()))
+    };
+    let mut stored = Vec::with_capacity(loaded.entities.len());
+    for json in &loaded.entities {
+        stored.push(decode(0, json)?);
+    }
+    let mut ignored = replica::Changes::default();
+    state.apply(&stored, &mut ignored);
+    let mut ops = Vec::with_capacity(loaded.ops.len());
+    let mut to_seq = cursor;
+    for (seq, json) in &loaded.ops {
+        ops.push(decode(*seq, json)?);
+        to_seq = to_seq.max(*seq);
+    }
+    let mut changes = replica::Changes::default();
+    state.apply(&ops, &mut changes);
+    let back = chrono::Duration::from_std(LOOKBACK).unwrap_or_default();
+    let ahead = chrono::Duration::from_std(WINDOW).unwrap_or_default();
+    let (from, to) = (now - back, now + ahead);
+    let (instances, bad) = state.plan(from, to);
+    round.skipped.extend(bad);
+    Ok(Write {
+        account,
+        from_seq: cursor,
+        from_until_ms: until,
+        to_seq,
+        to_until_ms: ms(to),
+        now_ms: ms(now),
+        window: (ms(from), ms(to)),
+        changes,
+        instances,
+        fallbacks: loaded.fallbacks,
+    })
+}
+
+/// What one account's stored round did.
+#[derive(Debug, Default)]
+pub(crate) struct Stored {
+    pub planned: usize,
+    pub withdrawn: usize,
+    pub acked: usize,
+    pub deliveries: usize,
+}
+
+/// The fallbacks that apply to `calendar`: per channel, its own setting,
+/// else the account's `*`.
+pub(crate) fn effective<'a>(fallbacks: &'a [Fallback], calendar: &str) -> Vec<&'a Fallback> {
+    let mut out: Vec<&Fallback> = Vec::new();
+    for f in fallbacks.iter().filter(|f| f.calendar == calendar) {
+        out.push(f);
+    }
+    for f in fallbacks.iter().filter(|f| f.calendar == "*") {
+        if !out.iter().any(|o| o.channel == f.channel) {
+            out.push(f);
+        }
+    }
+    out
+}

@@ -1,0 +1,328 @@
+//! The reminder tables on PostgreSQL, shared by every instance: a round
+//! is one transaction that first moves the account's cursor with a guarded
+//! `UPDATE` (the row lock orders concurrent rounds; the loser writes
+//! nothing).
+
+use std::str::FromStr;
+
+use deadpool_postgres::GenericClient;
+use deadpool_postgres::{Manager, Object, Pool};
+use tokio_postgres::NoTls;
+
+use super::{Channel, Due, Fallback, Loaded, Row, Stored, Write, effective, from_ms, ms};
+use crate::store::StoreError;
+
+/// Connections of the reminder pool (the round, the claims, deliveries).
+const POOL: usize = 8;
+
+pub(crate) struct Pg {
+    pub(crate) pool: Pool,
+}
+
+fn i(u: u64) -> i64 {
+    i64::try_from(u).unwrap_or(i64::MAX)
+}
+
+impl Pg {
+    pub(crate) fn connect(url: &str) -> Result<Self, StoreError> {
+        let config = tokio_postgres::Config::from_str(url)
+            .map_err(|e| StoreError::Url(format!("{url:?}: {e}")))?;
+        let pool = Pool::builder(Manager::new(config, NoTls))
+            .max_size(POOL)
+            .build()
+            .map_err(|e| StoreError::Pool(e.to_string()))?;
+        Ok(Self { pool })
+    }
+
+    pub(crate) async fn get(&self) -> Result<Object, StoreError> {
+        self.pool
+            .get()
+            .await
+            .map_err(|e| StoreError::Pool(e.to_string()))
+    }
+
+    pub(crate) async fn configure(&self, f: &Fallback) -> Result<(), StoreError> {
+        let mut c = self.get().await?;
+        let tx = c.transaction().await?;
+        let after = i64::try_from(f.after.as_secs()).unwrap_or(i64::MAX);
+        tx.execute(
+            "INSERT INTO remind_fallback (account, calendar, channel, target, secret, after_secs, always)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)
+             ON CONFLICT (account, calendar, channel) DO UPDATE SET target = excluded.target,
+               secret = excluded.secret, after_secs = excluded.after_secs, always = excluded.always",
+            &[
+                &f.account,
+                &f.calendar,
+                &f.channel.name(),
+                &f.target,
+                &f.secret,
+                &after,
+                &i64::from(f.always),
+            ],
+        )
+        .await?;
+        tx.execute(
+            "UPDATE remind_cursor SET planned_until_ms = 0 WHERE account = $1",
+            &[&f.account],
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub(crate) async fn due(&self, refresh_ms: i64) -> Result<Vec<Due>, StoreError> {
+        let c = self.get().await?;
+        let rows = c
+            .query(
+                "SELECT a.id, a.head, coalesce(r.seq, 0), coalesce(r.planned_until_ms, 0)
+                 FROM accounts a LEFT JOIN remind_cursor r ON r.account = a.id
+                 WHERE a.id IN (SELECT account FROM remind_fallback)
+                   AND (a.head > coalesce(r.seq, 0) OR coalesce(r.planned_until_ms, 0) < $1)",
+                &[&refresh_ms],
+            )
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                (
+                    r.get(0),
+                    u64::try_from(r.get::<_, i64>(1)).unwrap_or(0),
+                    u64::try_from(r.get::<_, i64>(2)).unwrap_or(0),
+                    r.get(3),
+                )
+            })
+            .collect())
+    }
+
+    pub(crate) async fn load(&self, account: &str, after: u64) -> Result<Loaded, StoreError> {
+        let c = self.get().await?;
+        let entities = c
+            .query(
+                "SELECT op_json FROM remind_entity WHERE account = $1",
+                &[&account],
+            )
+            .await?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let ops = c
+            .query(
+                "SELECT seq, op_json FROM ops WHERE account = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+                &[&account, &i(after), &super::sqlite::OPS_PER_ROUND],
+            )
+            .await?
+            .iter()
+            .map(|r| (u64::try_from(r.get::<_, i64>(0)).unwrap_or(0), r.get(1)))
+            .collect();
+        Ok(Loaded {
+            entities,
+            ops,
+            fallbacks: fallbacks(&c, account).await?,
+        })
+    }
+
+    pub(crate) async fn apply(&self, w: Write) -> Result<Option<Stored>, StoreError> {
+        let mut c = self.get().await?;
+        let tx = c.transaction().await?;
+        let out = apply(&tx, &w).await?;
+        if out.is_some() {
+            tx.commit().await?;
+        }
+        Ok(out)
+    }
+
+    pub(crate) async fn instances(&self, account: &str) -> Result<Vec<Row>, StoreError> {
+        let c = self.get().await?;
+        Ok(c.query(
+            "SELECT key, due_ms, state FROM remind_instance WHERE account = $1 ORDER BY due_ms, key",
+            &[&account],
+        )
+        .await?
+        .iter()
+        .map(|r| Row {
+            key: r.get(0),
+            due: from_ms(r.get(1)),
+            state: r.get(2),
+        })
+        .collect())
+    }
+}
+
+async fn fallbacks(c: &impl GenericClient, account: &str) -> Result<Vec<Fallback>, StoreError> {
+    let rows = c
+        .query(
+            "SELECT calendar, channel, target, secret, after_secs, always FROM remind_fallback WHERE account = $1",
+            &[&account],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .filter_map(|r| {
+            let channel = Channel::parse(r.get::<_, &str>(1)).ok()?;
+            Some(Fallback {
+                account: account.to_owned(),
+                calendar: r.get(0),
+                channel,
+                target: r.get(2),
+                secret: r.get(3),
+                after: std::time::Duration::from_secs(
+                    u64::try_from(r.get::<_, i64>(4)).unwrap_or(0),
+                ),
+                always: r.get::<_, i64>(5) != 0,
+            })
+        })
+        .collect())
+}
+
+pub(crate) async fn audit(
+    c: &impl GenericClient,
+    account: &str,
+    key: &str,
+    at: i64,
+    event: &str,
+) -> Result<(), StoreError> {
+    c.execute(
+        "INSERT INTO remind_audit (account, key, at_ms, event) VALUES ($1, $2, $3, $4)",
+        &[&account, &key, &at, &event],
+    )
+    .await?;
+    Ok(())
+}
+
+async fn apply(c: &impl GenericClient, w: &Write) -> Result<Option<Stored>, StoreError> {
+    let a = &w.account;
+    let now = w.now_ms;
+    c.execute(
+        "INSERT INTO remind_cursor (account, seq, planned_until_ms) VALUES ($1, 0, 0)
+         ON CONFLICT (account) DO NOTHING",
+        &[a],
+    )
+    .await?;
+    let moved = c
+        .execute(
+            "UPDATE remind_cursor SET seq = $2, planned_until_ms = $3
+             WHERE account = $1 AND seq = $4 AND planned_until_ms = $5",
+            &[
+                a,
+                &i(w.to_seq),
+                &w.to_until_ms,
+                &i(w.from_seq),
+                &w.from_until_ms,
+            ],
+        )
+        .await?;
+    if moved == 0 {
+        return Ok(None);
+    }
+    let mut out = Stored::default();
+    for (entity, hlc, json) in &w.changes.entities {
+        c.execute(
+            "INSERT INTO remind_entity (account, entity, hlc, op_json) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (account, entity) DO UPDATE SET hlc = excluded.hlc, op_json = excluded.op_json",
+            &[a, entity, hlc, json],
+        )
+        .await?;
+    }
+    for key in &w.changes.acks {
+        c.execute(
+            "INSERT INTO remind_ack (account, key, at_ms) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+            &[a, key, &now],
+        )
+        .await?;
+        let n = c
+            .execute(
+                "UPDATE remind_instance SET state = 'acked' WHERE account = $1 AND key = $2 AND state = 'pending'",
+                &[a, key],
+            )
+            .await?;
+        if n > 0 {
+            out.acked += usize::try_from(n).unwrap_or(0);
+            audit(c, a, key, now, "acknowledged by a device").await?;
+            c.execute(
+                "UPDATE remind_delivery SET state = 'cancelled', reason = 'acknowledged by a device', done_ms = $3
+                 WHERE account = $1 AND key = $2 AND state = 'pending' AND always = 0",
+                &[a, key, &now],
+            )
+            .await?;
+        }
+    }
+    let planned: std::collections::BTreeSet<&str> =
+        w.instances.iter().map(|i| i.key.as_str()).collect();
+    let stale: Vec<String> = c
+        .query(
+            "SELECT key FROM remind_instance WHERE account = $1 AND state = 'pending'
+             AND due_ms >= $2 AND due_ms < $3",
+            &[a, &w.window.0, &w.window.1],
+        )
+        .await?
+        .iter()
+        .map(|r| r.get::<_, String>(0))
+        .filter(|k| !planned.contains(k.as_str()))
+        .collect();
+    for key in &stale {
+        c.execute(
+            "UPDATE remind_instance SET state = 'withdrawn' WHERE account = $1 AND key = $2",
+            &[a, key],
+        )
+        .await?;
+        c.execute(
+            "UPDATE remind_delivery SET state = 'cancelled', reason = 'withdrawn: the event changed or went away', done_ms = $3
+             WHERE account = $1 AND key = $2 AND state = 'pending'",
+            &[a, key, &now],
+        )
+        .await?;
+        audit(c, a, key, now, "withdrawn: the event changed or went away").await?;
+        out.withdrawn += 1;
+    }
+    for inst in &w.instances {
+        let acked = c
+            .query_opt(
+                "SELECT 1 FROM remind_ack WHERE account = $1 AND key = $2",
+                &[a, &inst.key],
+            )
+            .await?
+            .is_some();
+        let state = if acked { "acked" } else { "pending" };
+        let n = c
+            .execute(
+                "INSERT INTO remind_instance (account, key, calendar, due_ms, payload, state)
+                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+                &[
+                    a,
+                    &inst.key,
+                    &inst.calendar,
+                    &ms(inst.due),
+                    &inst.payload,
+                    &state,
+                ],
+            )
+            .await?;
+        if n > 0 {
+            out.planned += 1;
+            let what = format!("planned: due {}", inst.due.to_rfc3339());
+            audit(c, a, &inst.key, now, &what).await?;
+        }
+        let current: String = c
+            .query_one(
+                "SELECT state FROM remind_instance WHERE account = $1 AND key = $2",
+                &[a, &inst.key],
+            )
+            .await?
+            .get(0);
+        for f in effective(&w.fallbacks, &inst.calendar) {
+            if current == "withdrawn" || (current == "acked" && !f.always) {
+                continue;
+            }
+            let due = ms(inst.due) + i64::try_from(f.after.as_millis()).unwrap_or(i64::MAX);
+            let n = c
+                .execute(
+                    "INSERT INTO remind_delivery (account, key, channel, due_ms, next_ms, state, always, target, secret)
+                     VALUES ($1, $2, $3, $4, $4, 'pending', $5, $6, $7) ON CONFLICT DO NOTHING",
+                    &[a, &inst.key, &f.channel.name(), &due, &i64::from(f.always), &f.target, &f.secret],
+                )
+                .await?;
+            out.deliveries += usize::try_from(n).unwrap_or(0);
+        }
+    }
+    Ok(Some(out))
+}

@@ -1,0 +1,189 @@
+//! The server's replica of one account's calendars, and the reminder
+//! instances they hold in a window. Pure: the caller reads the state and
+//! the new ops from the store and writes back what this computes.
+//!
+//! The keys are the devices' keys: planning goes through the engine's own
+//! `materialise::plan_with` (core instance key + `@` + schedule
+//! fingerprint), never a copy of it.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use kairos_core::Limits;
+use kairos_core::workdays::{MON_FRI, WorkTime};
+use kairos_engine::materialise::{CalendarLabel, plan_with};
+use kairos_proto::{Body, Hlc, Op, Verdict, lww};
+
+/// The winning op of each register (`calendar/UID`, `work/UID`,
+/// `series/CAL/UID`), by entity.
+#[derive(Debug, Clone, Default)]
+pub struct State {
+    /// Entity → (stamp, winning op).
+    pub entities: BTreeMap<String, (Hlc, Op)>,
+}
+
+/// What applying new ops changed.
+#[derive(Debug, Default)]
+pub struct Changes {
+    /// Registers whose winner changed: (entity, stamp, op as JSON).
+    pub entities: Vec<(String, String, String)>,
+    /// Reminder keys dismissed or snoozed on some device.
+    pub acks: Vec<String>,
+}
+
+/// One reminder instance to keep in the queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Instance {
+    /// The devices' key for it.
+    pub key: String,
+    /// The calendar's uid.
+    pub calendar: String,
+    /// When it goes off.
+    pub due: DateTime<Utc>,
+    /// What to tell (the engine's payload, as JSON).
+    pub payload: String,
+}
+
+impl State {
+    /// Applies `ops` (in seq order) by the protocol's merge rules.
+    /// Acknowledgements are absorbing: a snooze counts as one too (a person
+    /// saw the reminder on a device).
+    pub fn apply(&mut self, ops: &[Op], out: &mut Changes) {
+        for op in ops {
+            match &op.body {
+                Body::ReminderDismiss { key } | Body::ReminderSnooze { key, .. } => {
+                    out.acks.push(key.clone());
+                }
+                _ => {
+                    let entity = op.entity();
+                    let current = self.entities.get(&entity).map(|(h, _)| h);
+                    if lww(current, &op.hlc) == Verdict::Apply {
+                        // Ops decoded from the store always encode again.
+                        let json = serde_json::to_string(op).unwrap_or_default();
+                        out.entities.retain(|(e, _, _)| e != &entity);
+                        out.entities
+                            .push((entity.clone(), op.hlc.to_string(), json));
+                        self.entities.insert(entity, (op.hlc.clone(), op.clone()));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every instance of every live series of every live calendar with a
+    /// trigger in `[from, to)`. Floating times are read in UTC (the server
+    /// has no local zone; devices read them in theirs). A series that does
+    /// not parse is skipped and named in the second list.
+    #[must_use]
+    pub fn plan(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> (Vec<Instance>, Vec<String>) {
+        let limits = Limits::default();
+        let mut out = Vec::new();
+        let mut bad = Vec::new();
+        for (_, op) in self.entities.values() {
+            let Body::SeriesPut { calendar, uid, ics } = &op.body else {
+                continue;
+            };
+            let Some((_, cal_op)) = self.entities.get(&format!("calendar/{calendar}")) else {
+                continue;
+            };
+            let Body::CalendarPut { name, .. } = &cal_op.body else {
+                continue; // deleted
+            };
+            let week = match self.entities.get(&format!("work/{calendar}")) {
+                Some((
+                    _,
+                    Op {
+                        body: Body::CalendarWork { week, .. },
+                        ..
+                    },
+                )) => *week,
+                _ => MON_FRI,
+            };
+            let work = WorkTime {
+                week,
+                holidays: std::collections::BTreeSet::new(),
+            };
+            let text = format!(
+                "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Kairos//server//EN\r\n{}\r\nEND:VCALENDAR\r\n",
+                ics.trim_end()
+            );
+            let label = CalendarLabel {
+                uid: calendar,
+                name,
+            };
+            let planned = kairos_core::ics::parse_calendar(text.as_bytes(), &limits)
+                .and_then(|cal| plan_with(label, &cal, from, to, chrono_tz::UTC, &limits, &work));
+            match planned {
+                Ok(planned) => out.extend(planned.into_iter().map(|p| Instance {
+                    key: p.key,
+                    calendar: calendar.clone(),
+                    due: p.trigger,
+                    payload: serde_json::to_string(&p.payload).unwrap_or_else(|_| "{}".into()),
+                })),
+                Err(e) => bad.push(format!("series {calendar}/{uid}: {e}")),
+            }
+        }
+        (out, bad)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(n: u64, ms: u64, body: Body) -> Op {
+        let mut clock = kairos_proto::HlcClock::new("d1", None);
+        Op::new(n, clock.issue(ms), body)
+    }
+
+    const ICS: &str = "BEGIN:VEVENT\r\nUID:e1\r\nSUMMARY:Talk\r\nDTSTART:20261206T100000Z\r\n\
+        BEGIN:VALARM\r\nACTION:DISPLAY\r\nTRIGGER:-PT15M\r\nDESCRIPTION:x\r\nEND:VALARM\r\nEND:VEVENT";
+
+    #[test]
+    fn plans_the_devices_keys_and_forgets_deleted_series() {
+        let mut s = State::default();
+        let mut ch = Changes::default();
+        let cal = Body::CalendarPut {
+            calendar: "c1".into(),
+            name: "Work".into(),
+            color: None,
+        };
+        let put = Body::SeriesPut {
+            calendar: "c1".into(),
+            uid: "e1".into(),
+            ics: ICS.into(),
+        };
+        s.apply(&[op(1, 1, cal), op(2, 2, put)], &mut ch);
+        let from = "2026-12-06T00:00:00Z".parse().expect("valid");
+        let to = "2026-12-07T00:00:00Z".parse().expect("valid");
+        let (got, bad) = s.plan(from, to);
+        assert!(bad.is_empty());
+        assert_eq!(got.len(), 1);
+        assert!(
+            got[0].key.starts_with("c1/e1/2026-12-06T10:00:00Z/#0@"),
+            "{}",
+            got[0].key
+        );
+        assert_eq!(
+            got[0].due,
+            "2026-12-06T09:45:00Z"
+                .parse::<DateTime<Utc>>()
+                .expect("valid")
+        );
+
+        let del = Body::SeriesDelete {
+            calendar: "c1".into(),
+            uid: "e1".into(),
+        };
+        s.apply(
+            &[
+                op(3, 3, del),
+                op(4, 4, Body::ReminderDismiss { key: "k".into() }),
+            ],
+            &mut ch,
+        );
+        assert!(s.plan(from, to).0.is_empty());
+        assert_eq!(ch.acks, ["k"]);
+        assert_eq!(ch.entities.len(), 2, "calendar and series, the series once");
+    }
+}

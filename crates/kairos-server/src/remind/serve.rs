@@ -1,0 +1,93 @@
+//! The reminder task of a serving instance: its settings and its start.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::Reminders;
+use super::email::Mailer;
+use super::webhook::Poster;
+use super::worker::{Channels, Options};
+use crate::store::Database;
+
+/// The server's reminder settings.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Run the reminder task at all.
+    pub enabled: bool,
+    /// The SMTP relay, `smtp://[user:pass@]host[:port]`.
+    pub smtp: Option<String>,
+    /// The sender of reminder e-mails.
+    pub mail_from: String,
+    /// See [`Options::lease`].
+    pub lease: Duration,
+    /// See [`Options::poll`].
+    pub poll: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            smtp: None,
+            mail_from: "Kairos <kairos@localhost>".into(),
+            lease: Duration::from_secs(60),
+            poll: Duration::from_secs(1),
+        }
+    }
+}
+
+/// A running reminder task; [`Task::stop`] ends it.
+pub struct Task {
+    stop: watch::Sender<bool>,
+    handle: JoinHandle<()>,
+}
+
+impl Task {
+    /// Stops the task after its current round.
+    pub async fn stop(self) {
+        let _ = self.stop.send(true);
+        let _ = self.handle.await;
+    }
+}
+
+/// This instance's name: host, process and a random part.
+fn owner() -> String {
+    let mut r = [0u8; 4];
+    let _ = getrandom::fill(&mut r);
+    let host = std::fs::read_to_string("/etc/hostname").unwrap_or_default();
+    format!(
+        "{}-{}-{:08x}",
+        host.trim(),
+        std::process::id(),
+        u32::from_le_bytes(r)
+    )
+}
+
+/// Starts the task on `db`, or says why not.
+///
+/// # Errors
+/// The store cannot be opened, or the channels cannot be set up.
+pub async fn start(settings: &Settings, db: &Database) -> Result<Option<Task>, String> {
+    if !settings.enabled {
+        return Ok(None);
+    }
+    let reminders = Reminders::open(db).await.map_err(|e| e.to_string())?;
+    let mailer = match &settings.smtp {
+        Some(url) => Some(Arc::new(Mailer::new(url, &settings.mail_from)?)),
+        None => None,
+    };
+    let channels = Channels {
+        poster: Poster::new()?,
+        mailer,
+    };
+    let mut opts = Options::new(owner());
+    opts.lease = settings.lease;
+    opts.poll = settings.poll;
+    tracing::info!(owner = %opts.owner, "reminders: draining the queue");
+    let (stop, rx) = watch::channel(false);
+    let handle = tokio::spawn(reminders.run(opts, channels, rx));
+    Ok(Some(Task { stop, handle }))
+}

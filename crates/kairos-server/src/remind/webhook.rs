@@ -1,0 +1,172 @@
+//! The webhook channel: a JSON POST signed with HMAC-SHA256, and how its
+//! failures are classified.
+//!
+//! Headers (documented in README, "Running it for many people"):
+//! - `Kairos-Timestamp`: Unix seconds when the request was signed;
+//! - `Kairos-Signature`: `v1=` + hex HMAC-SHA256, keyed by the account's
+//!   secret, over `TIMESTAMP.BODY` (the timestamp, a dot, the exact body
+//!   bytes), so a receiver can refuse old replays;
+//! - `Kairos-Delivery`: `ACCOUNT/KEY/CHANNEL`, the same on every attempt
+//!   and on every instance: the receiver's idempotency key.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+/// How long one POST may take. Far below the claim's lease, so a live
+/// instance never has its claim taken over mid-request.
+pub const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What became of one attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Delivered (2xx).
+    Sent,
+    /// Worth retrying: a timeout, a refused connection, 408, 429, 5xx.
+    Retryable(String),
+    /// Retrying cannot help: a bad URL, another 4xx.
+    Permanent(String),
+}
+
+/// HMAC-SHA256 (RFC 2104) of `msg` under `key`.
+#[must_use]
+pub fn hmac_sha256(key: &[u8], msg: &[u8]) -> [u8; 32] {
+    const BLOCK: usize = 64;
+    let mut k = [0u8; BLOCK];
+    if key.len() > BLOCK {
+        k[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        k[..key.len()].copy_from_slice(key);
+    }
+    let pad = |byte: u8| k.map(|b| b ^ byte);
+    let inner = Sha256::new()
+        .chain_update(pad(0x36))
+        .chain_update(msg)
+        .finalize();
+    Sha256::new()
+        .chain_update(pad(0x5c))
+        .chain_update(inner)
+        .finalize()
+        .into()
+}
+
+/// The `Kairos-Signature` value for `body` signed at `timestamp`.
+#[must_use]
+pub fn signature(secret: &str, timestamp: i64, body: &[u8]) -> String {
+    let mut msg = format!("{timestamp}.").into_bytes();
+    msg.extend_from_slice(body);
+    let mac = hmac_sha256(secret.as_bytes(), &msg);
+    let hex: String = mac.iter().map(|b| format!("{b:02x}")).collect();
+    format!("v1={hex}")
+}
+
+/// The HTTP client every webhook is posted with.
+#[derive(Clone)]
+pub struct Poster {
+    client: reqwest::Client,
+}
+
+impl Poster {
+    /// A client with rustls (ring) and the web's roots.
+    ///
+    /// # Errors
+    /// The TLS configuration or the client cannot be built.
+    pub fn new() -> Result<Self, String> {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| e.to_string())?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let client = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls)
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(TIMEOUT)
+            .user_agent(concat!("kairos-server/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| e.to_string())?;
+        Ok(Self { client })
+    }
+
+    /// POSTs `body` to `url`, signed with `secret` at `timestamp`.
+    pub async fn post(
+        &self,
+        url: &str,
+        secret: &str,
+        delivery: &str,
+        timestamp: i64,
+        body: Vec<u8>,
+    ) -> Outcome {
+        let Ok(parsed) = reqwest::Url::parse(url) else {
+            return Outcome::Permanent(format!("{url:?} is not a URL"));
+        };
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Outcome::Permanent(format!("{url:?} is not http(s)"));
+        }
+        let sig = signature(secret, timestamp, &body);
+        let sent = self
+            .client
+            .post(parsed)
+            .header("content-type", "application/json")
+            .header("kairos-timestamp", timestamp.to_string())
+            .header("kairos-signature", sig)
+            .header("kairos-delivery", delivery)
+            .body(body)
+            .send()
+            .await;
+        match sent {
+            Ok(r) if r.status().is_success() => Outcome::Sent,
+            Ok(r) => classify(r.status().as_u16()),
+            Err(e) if e.is_builder() => Outcome::Permanent(format!("request: {e}")),
+            Err(e) => Outcome::Retryable(format!("{e}")),
+        }
+    }
+}
+
+/// 408, 425, 429 and 5xx may pass later; any other status will not.
+#[must_use]
+pub fn classify(status: u16) -> Outcome {
+    let why = format!("HTTP {status}");
+    if matches!(status, 408 | 425 | 429) || status >= 500 {
+        Outcome::Retryable(why)
+    } else {
+        Outcome::Permanent(why)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(b: &[u8]) -> String {
+        b.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    #[test]
+    fn hmac_matches_rfc_4231() {
+        // Test case 2.
+        assert_eq!(
+            hex(&hmac_sha256(b"Jefe", b"what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+        // Test case 6: a key longer than the block.
+        assert_eq!(
+            hex(&hmac_sha256(
+                &[0xaa; 131],
+                b"Test Using Larger Than Block-Size Key - Hash Key First"
+            )),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+        );
+    }
+
+    #[test]
+    fn statuses_are_classified() {
+        assert!(matches!(classify(503), Outcome::Retryable(_)));
+        assert!(matches!(classify(429), Outcome::Retryable(_)));
+        assert!(matches!(classify(404), Outcome::Permanent(_)));
+        assert!(matches!(classify(400), Outcome::Permanent(_)));
+    }
+}

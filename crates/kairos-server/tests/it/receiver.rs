@@ -1,0 +1,108 @@
+//! A webhook receiver the test owns: a real HTTP/1.1 server on
+//! 127.0.0.1:0 that reports every POST on a channel and answers each with
+//! the next status of its script (200 once the script is used up).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+
+/// One POST as received.
+#[derive(Debug, Clone)]
+pub struct Post {
+    pub delivery: String,
+    pub timestamp: String,
+    pub signature: String,
+    pub body: Vec<u8>,
+}
+
+pub struct Receiver {
+    pub url: String,
+    pub posts: mpsc::UnboundedReceiver<Post>,
+}
+
+/// Starts a receiver answering with `script` first, then 200, each answer
+/// after `delay` (a slow receiver, so a drain takes time).
+pub async fn start(script: &[u16], delay: Duration) -> Receiver {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let script = Arc::new(Mutex::new(script.iter().copied().collect::<VecDeque<_>>()));
+    let (tx, posts) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        loop {
+            let Ok((tcp, _)) = listener.accept().await else {
+                return;
+            };
+            let (tx, script) = (tx.clone(), Arc::clone(&script));
+            tokio::spawn(async move {
+                let (r, mut w) = tcp.into_split();
+                let mut r = BufReader::new(r);
+                // Keep-alive: one request after another on the connection.
+                loop {
+                    let mut line = String::new();
+                    if r.read_line(&mut line).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let mut post = Post {
+                        delivery: String::new(),
+                        timestamp: String::new(),
+                        signature: String::new(),
+                        body: Vec::new(),
+                    };
+                    let mut len = 0usize;
+                    loop {
+                        let mut h = String::new();
+                        if r.read_line(&mut h).await.unwrap_or(0) == 0 {
+                            return;
+                        }
+                        let h = h.trim_end();
+                        if h.is_empty() {
+                            break;
+                        }
+                        let (name, value) = h.split_once(':').unwrap();
+                        let value = value.trim().to_owned();
+                        match name.to_ascii_lowercase().as_str() {
+                            "content-length" => len = value.parse().unwrap(),
+                            "kairos-delivery" => post.delivery = value,
+                            "kairos-timestamp" => post.timestamp = value,
+                            "kairos-signature" => post.signature = value,
+                            _ => {}
+                        }
+                    }
+                    post.body = vec![0; len];
+                    if r.read_exact(&mut post.body).await.is_err() {
+                        return;
+                    }
+                    let status = script.lock().unwrap().pop_front().unwrap_or(200);
+                    if !delay.is_zero() {
+                        tokio::time::sleep(delay).await;
+                    }
+                    let _ = tx.send(post);
+                    let reply = format!("HTTP/1.1 {status} X\r\ncontent-length: 0\r\n\r\n");
+                    if w.write_all(reply.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    Receiver { url, posts }
+}
+
+impl Receiver {
+    /// The next POST, within the test's wait.
+    pub async fn next(&mut self) -> Post {
+        tokio::time::timeout(crate::support::WAIT, self.posts.recv())
+            .await
+            .expect("no POST in time")
+            .unwrap()
+    }
+
+    /// Whether a POST is waiting right now (no wait).
+    pub fn try_next(&mut self) -> Option<Post> {
+        self.posts.try_recv().ok()
+    }
+}

@@ -1,0 +1,145 @@
+//! The e-mail channel against a real SMTP server (aiosmtpd, in the venv
+//! `tests/smtp/setup.sh` makes under target/): a reminder no device
+//! acknowledged arrives as a message; a 4xx is retried, a 5xx abandoned.
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kairos_server::remind::email::Mailer;
+use kairos_server::remind::webhook::Poster;
+use kairos_server::remind::{Channel, Channels, Fallback, Options, Reminders};
+use tokio::io::{AsyncBufReadExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdout, Command};
+
+use crate::remind::{at, database, series};
+use crate::support::{Maker, Server, WAIT};
+
+struct Sink {
+    _child: Child,
+    port: u16,
+    lines: Lines<BufReader<ChildStdout>>,
+}
+
+impl Sink {
+    async fn start() -> Self {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+        let python = format!("{root}/target/smtp-pyenv/bin/python");
+        assert!(
+            std::path::Path::new(&python).exists(),
+            "{python} is missing: run tests/smtp/setup.sh (scripts/deps.sh does)"
+        );
+        let mut child = Command::new(python)
+            .arg(format!("{root}/tests/smtp/sink.py"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let v = Self::json(&mut lines).await;
+        let port = u16::try_from(v["port"].as_u64().unwrap()).unwrap();
+        Self {
+            _child: child,
+            port,
+            lines,
+        }
+    }
+
+    async fn json(lines: &mut Lines<BufReader<ChildStdout>>) -> serde_json::Value {
+        let line = tokio::time::timeout(WAIT, lines.next_line())
+            .await
+            .expect("the SMTP sink said nothing in time")
+            .unwrap()
+            .unwrap();
+        serde_json::from_str(&line).unwrap()
+    }
+
+    async fn message(&mut self) -> serde_json::Value {
+        Self::json(&mut self.lines).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unacknowledged_reminder_is_e_mailed_and_smtp_errors_are_classified() {
+    let mut sink = Sink::start().await;
+    let server = Server::start(&[]).await;
+    let rem = Reminders::open(&database(&server)).await.unwrap();
+    for (account, to) in [
+        ("alice", "alice@example.org"),
+        ("bob", "nobody@example.org"),
+        ("carol", "retry@example.org"),
+    ] {
+        let (id, token) = server.device(account, "laptop").await;
+        let mut dev = server.connect(&token).await;
+        dev.hello(0).await;
+        let mut m = Maker::new(&id);
+        dev.push(&[
+            m.calendar("c1", "Work"),
+            m.op(series("e1", "20261206T100000Z")),
+        ])
+        .await;
+        rem.configure(Fallback {
+            account: account.into(),
+            calendar: "*".into(),
+            channel: Channel::Email,
+            target: to.into(),
+            secret: None,
+            after: Duration::from_secs(600),
+            always: false,
+        })
+        .await
+        .unwrap();
+    }
+    assert_eq!(
+        rem.replicate(at("2026-12-06T08:00:00Z"))
+            .await
+            .unwrap()
+            .deliveries,
+        3
+    );
+    let mailer = Mailer::new(
+        &format!("smtp://127.0.0.1:{}", sink.port),
+        "Kairos <kairos@example.org>",
+    )
+    .unwrap();
+    let ch = Channels {
+        poster: Poster::new().unwrap(),
+        mailer: Some(Arc::new(mailer)),
+    };
+    let o = Options::new("test".into());
+    let d = rem
+        .drain(at("2026-12-06T09:55:00Z"), &o, &ch)
+        .await
+        .unwrap();
+    assert_eq!(
+        (d.claimed, d.sent, d.retried, d.abandoned),
+        (3, 1, 1, 1),
+        "sent, 451 retried, 550 abandoned: {d:?}"
+    );
+    let msg = sink.message().await;
+    assert_eq!(msg["to"][0], "alice@example.org");
+    let data = msg["data"].as_str().unwrap();
+    assert!(data.contains("Subject: Reminder: Talk e1"), "{data}");
+    assert!(
+        data.contains("No device acknowledged this reminder."),
+        "{data}"
+    );
+    // The retry 10 s later goes through.
+    let d = rem
+        .drain(at("2026-12-06T09:55:11Z"), &o, &ch)
+        .await
+        .unwrap();
+    assert_eq!((d.claimed, d.sent), (1, 1), "{d:?}");
+    assert_eq!(sink.message().await["to"][0], "retry@example.org");
+    let key = rem.instances("bob").await.unwrap()[0].key.clone();
+    let why: Vec<_> = rem
+        .why(&key)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|t| t.0 == "bob")
+        .map(|t| t.2)
+        .collect();
+    assert!(why.last().unwrap().contains("permanent: SMTP"), "{why:?}");
+}
