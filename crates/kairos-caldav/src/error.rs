@@ -59,6 +59,9 @@ pub enum CaldavError {
     /// Something the user named does not exist.
     #[error("{0}")]
     NotFound(String),
+    /// A sync interval out of bounds.
+    #[error("--every: {0}")]
+    BadInterval(String),
     /// The local database.
     #[error(transparent)]
     Store(#[from] StoreError),

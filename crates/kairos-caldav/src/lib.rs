@@ -27,6 +27,7 @@ mod error;
 pub mod local;
 pub mod plan;
 pub mod secret;
+pub mod status;
 pub mod sync;
 
 pub use account::When;

@@ -122,6 +122,24 @@ pub fn sync_calendar(
     Ok(run.report)
 }
 
+/// Whether calendar `cc` (synced into `local`) holds a change made here
+/// since its last sync: a series edited, deleted or new.
+///
+/// # Errors
+/// The database.
+pub fn pending_here(store: &Store, cc: &CaldavCalendar, local: CalendarId) -> Result<bool> {
+    let tracked = store.read(|r| r.caldav_objects(cc.id))?;
+    let here = local_series(store, local)?;
+    let mut known = BTreeSet::new();
+    for o in tracked.iter().filter(|o| !o.uid.is_empty()) {
+        known.insert(o.uid.as_str());
+        if here.get(&o.uid).is_none_or(|l| l.hash != o.local_hash) {
+            return Ok(true);
+        }
+    }
+    Ok(here.keys().any(|u| !known.contains(u.as_str())))
+}
+
 impl Run<'_> {
     pub(super) fn url(&self, href: &str) -> String {
         absolute(self.dav.base(), href)
