@@ -68,6 +68,9 @@ pub enum CaldavError {
     /// The reminder engine (applying a server change).
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// Acknowledging a reminder (an `ACKNOWLEDGED` from the server).
+    #[error(transparent)]
+    Action(#[from] kairos_engine::actions::ActionError),
 }
 
 impl CaldavError {

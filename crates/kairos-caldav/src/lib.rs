@@ -21,6 +21,7 @@
 //! current-thread runtime, and the store is used between steps.
 
 pub mod account;
+pub mod acks;
 pub mod dav;
 pub mod discover;
 mod error;

@@ -160,14 +160,15 @@ pub fn run(db: &Path, cmd: CaldavCmd, clock: Arc<dyn Clock>) -> Result<()> {
             drop(store);
             let changed = reports
                 .iter()
-                .any(|r| r.changed_here + r.deleted_here + r.conflicts > 0);
+                .any(|r| r.changed_here + r.deleted_here + r.conflicts + r.acknowledged_here > 0);
             for r in &reports {
                 println!(
                     "{}",
                     json!({"calendar": r.calendar, "method": r.method, "fetched": r.fetched,
                         "changed_here": r.changed_here, "deleted_here": r.deleted_here,
                         "written_there": r.written_there, "deleted_there": r.deleted_there,
-                        "conflicts": r.conflicts, "warning_count": r.warnings.len(),
+                        "conflicts": r.conflicts, "acknowledged_here": r.acknowledged_here,
+                        "warning_count": r.warnings.len(),
                         "warnings": r.warnings, "requests": r.requests})
                 );
             }

@@ -238,9 +238,25 @@ impl Loop {
                     every,
                     schedule::random_jitter(),
                 ));
-                reports
-                    .iter()
-                    .any(|r| r.changed_here + r.deleted_here + r.conflicts > 0)
+                // Acknowledged on the server: take back what is shown here,
+                // and tell subscribers (as for another device's dismissal).
+                for r in &reports {
+                    for w in &r.acked.withdrawals {
+                        let _ = self.notices.send(Notice::Withdraw(w.clone()));
+                    }
+                    for k in &r.acked.keys {
+                        let _ = self
+                            .notices
+                            .send(Notice::Announce(EngineEvent::Acknowledged {
+                                key: k.clone(),
+                                by: kairos_caldav::acks::BY.to_owned(),
+                                snoozed_until: None,
+                            }));
+                    }
+                }
+                reports.iter().any(|r| {
+                    r.changed_here + r.deleted_here + r.conflicts + r.acknowledged_here > 0
+                })
             }
             Err(e) => {
                 eprintln!("kairos: caldav {} ({}): {e}", a.url, a.username);

@@ -46,6 +46,12 @@ pub struct SyncReport {
     pub deleted_there: usize,
     /// Conflicts resolved (each logged).
     pub conflicts: usize,
+    /// Reminders acknowledged here because the server's copy of their
+    /// alarm carries an RFC 9074 `ACKNOWLEDGED` (another client).
+    pub acknowledged_here: usize,
+    /// What those acknowledgements did (keys, withdrawals of what was
+    /// shown), for the host to tell the engine.
+    pub acked: crate::acks::Acked,
     /// Lenient reading's repairs and skipped objects.
     pub warnings: Vec<String>,
     /// HTTP requests this sync sent (a quiet `sync-collection` sync: 1).
@@ -188,6 +194,19 @@ impl Run<'_> {
                 (Some(_), None) | (None, Some(_)) => true,
                 (None, None) => false,
             };
+            // Acknowledgements first: applying the server's version
+            // re-plans from now, and a trigger already past is not planned
+            // again (its reminder would be gone before it is matched).
+            for (u, comps) in obj.series.iter().filter(|(_, c)| crate::acks::any(c)) {
+                crate::acks::apply(
+                    store,
+                    self.local_cal,
+                    u,
+                    comps,
+                    self.apply.now,
+                    &mut self.report.acked,
+                )?;
+            }
             if edited_here {
                 if self.conflict(store, &f, &obj, here.get(&uid))? == Winner::Here {
                     continue; // `put` recorded the new ETag.
@@ -204,6 +223,7 @@ impl Run<'_> {
             records.push((f.href, uid, f.etag));
         }
         self.apply.add_all(store, fresh)?;
+        self.report.acknowledged_here = self.report.acked.keys.len();
         for href in &listing.deleted {
             handled.insert(href.clone());
             self.remote_deleted(store, href, here)?;
