@@ -22,6 +22,7 @@
 
 pub mod account;
 pub mod acks;
+pub mod acks_out;
 pub mod dav;
 pub mod discover;
 mod error;

@@ -168,6 +168,7 @@ pub fn run(db: &Path, cmd: CaldavCmd, clock: Arc<dyn Clock>) -> Result<()> {
                         "changed_here": r.changed_here, "deleted_here": r.deleted_here,
                         "written_there": r.written_there, "deleted_there": r.deleted_there,
                         "conflicts": r.conflicts, "acknowledged_here": r.acknowledged_here,
+                        "acknowledged_there": r.acknowledged_there,
                         "warning_count": r.warnings.len(),
                         "warnings": r.warnings, "requests": r.requests})
                 );

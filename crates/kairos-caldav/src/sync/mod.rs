@@ -52,6 +52,9 @@ pub struct SyncReport {
     /// What those acknowledgements did (keys, withdrawals of what was
     /// shown), for the host to tell the engine.
     pub acked: crate::acks::Acked,
+    /// Alarms dismissed in Kairos marked `ACKNOWLEDGED` for the server
+    /// (written back with the series).
+    pub acknowledged_there: usize,
     /// Lenient reading's repairs and skipped objects.
     pub warnings: Vec<String>,
     /// HTTP requests this sync sent (a quiet `sync-collection` sync: 1).
@@ -122,6 +125,7 @@ pub fn sync_calendar(
     let before = local_series(store, local_cal)?;
     let mut handled = BTreeSet::new();
     run.pull(store, &listing, &before, &mut handled)?;
+    run.mark_acks(store)?;
     run.push(store, &handled)?;
     store.write(|tx| tx.caldav_calendar_synced(cc.id, listing.token.as_deref(), apply.now))?;
     run.report.requests = dav.requests() - sent_before;
@@ -136,6 +140,9 @@ pub fn sync_calendar(
 pub fn pending_here(store: &Store, cc: &CaldavCalendar, local: CalendarId) -> Result<bool> {
     let tracked = store.read(|r| r.caldav_objects(cc.id))?;
     let here = local_series(store, local)?;
+    if !crate::acks_out::pending(store, local, &here)?.is_empty() {
+        return Ok(true);
+    }
     let mut known = BTreeSet::new();
     for o in tracked.iter().filter(|o| !o.uid.is_empty()) {
         known.insert(o.uid.as_str());
@@ -147,6 +154,27 @@ pub fn pending_here(store: &Store, cc: &CaldavCalendar, local: CalendarId) -> Re
 }
 
 impl Run<'_> {
+    /// Dismissals made in Kairos onto the stored copies' alarms (the
+    /// write-back step then sends them).
+    fn mark_acks(&mut self, store: &mut Store) -> Result<()> {
+        let here = local_series(store, self.local_cal)?;
+        let marks = crate::acks_out::pending(store, self.local_cal, &here)?;
+        let mut texts: BTreeMap<String, String> = BTreeMap::new();
+        for m in &marks {
+            let Some(l) = here.get(&m.uid) else { continue };
+            let t = texts.entry(m.uid.clone()).or_insert_with(|| l.text.clone());
+            *t = crate::acks_out::mark_text(t, &m.alarm, m.at);
+        }
+        for (uid, text) in texts {
+            let obj = RemoteObject::read(&text);
+            if let Some(comps) = obj.series.get(&uid) {
+                self.apply.replace(store, &uid, comps)?;
+            }
+        }
+        self.report.acknowledged_there = marks.len();
+        Ok(())
+    }
+
     pub(super) fn url(&self, href: &str) -> String {
         absolute(self.dav.base(), href)
     }

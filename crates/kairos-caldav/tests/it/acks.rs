@@ -106,3 +106,65 @@ fn radicale_acknowledged_from_the_server() {
 fn xandikos_acknowledged_from_the_server() {
     acknowledged_on_the_server_stops_the_reminder_here(Fx::xandikos());
 }
+
+fn dismissed_here_reaches_the_server_as_acknowledged(mut fx: Fx) {
+    let p = fx.path;
+    fx.rad.put(
+        &format!("{p}d1.ics"),
+        &event("d1", "20260301T100000Z", "Stand-up", "20260101T000000Z"),
+    );
+    fx.add();
+    fx.sync(t0());
+    let cal = fx
+        .store
+        .read(|r| r.calendars())
+        .unwrap()
+        .into_iter()
+        .find(|c| c.name == fx.name)
+        .unwrap();
+    let key = fx
+        .store
+        .read(|r| r.instances_of_event(cal.id, "d1"))
+        .unwrap()[0]
+        .key
+        .clone();
+    let at = Utc.with_ymd_and_hms(2026, 3, 1, 9, 50, 0).unwrap();
+    kairos_engine::actions::dismiss(&mut fx.store, &key, at).unwrap();
+    let r = fx.sync(at + Duration::minutes(1));
+    assert_eq!((r.acknowledged_there, r.written_there), (1, 1), "{r:?}");
+    let got = fx.rad.get(&format!("{p}d1.ics"));
+    let body = got.body.replace("\r\n ", "");
+    let alarm = body
+        .split("BEGIN:VALARM")
+        .nth(1)
+        .and_then(|a| a.split("END:VALARM").next())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        alarm.contains("ACKNOWLEDGED:20260301T095000Z"),
+        "{}: {body}",
+        fx.rad.kind
+    );
+    // Still acknowledged here; nothing written twice.
+    assert!(!states(&fx, "d1").contains(&State::Pending));
+    let again = fx.sync(at + Duration::minutes(2));
+    assert_eq!(
+        (
+            again.acknowledged_there,
+            again.written_there,
+            again.acknowledged_here
+        ),
+        (0, 0, 0),
+        "{again:?}"
+    );
+}
+
+#[test]
+fn radicale_dismissed_here_written_as_acknowledged() {
+    dismissed_here_reaches_the_server_as_acknowledged(Fx::new());
+}
+
+#[test]
+fn xandikos_dismissed_here_written_as_acknowledged() {
+    dismissed_here_reaches_the_server_as_acknowledged(Fx::xandikos());
+}
