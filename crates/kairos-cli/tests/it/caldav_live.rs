@@ -2,7 +2,9 @@
 //! (real Radicale, tests/caldav/setup.sh): an edit PUT on the server by
 //! another client reaches the database and moves the reminder, which then
 //! fires at its new time, with no `kairos caldav sync`; the account's
-//! status says when it last synced.
+//! status says when it last synced. A dismissal made while it runs
+//! (`kairos dismiss` in a terminal) reaches the server's copy as RFC 9074
+//! `ACKNOWLEDGED` soon after, woken by the change, not by its interval.
 
 use std::time::{Duration, Instant};
 
@@ -31,6 +33,32 @@ fn event(uid: &str, start: chrono::DateTime<Utc>, summary: &str) -> String {
         now = f(Utc::now()),
         start = f(start)
     )
+}
+
+/// `kairos caldav add` for Radicale's account, syncing every `every`.
+fn add(db: &std::path::Path, rad: &DavServer, every: &str) {
+    let out = kairos(db)
+        .env("KAIROS_SECRET_STORE", "file")
+        .args(["caldav", "add", &rad.url(), "--user", USER])
+        .args(["--password-stdin", "--every", every, "--tz", "UTC"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin
+                .take()
+                .expect("stdin")
+                .write_all(format!("{PASSWORD}\n").as_bytes())?;
+            c.wait_with_output()
+        })
+        .expect("kairos caldav add");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// A daemon on `db` printing reminders on stdout, its passwords in the
@@ -72,29 +100,7 @@ fn a_daemon_pulls_a_server_edit_by_itself_and_the_moved_reminder_fires() {
 
     let dir = tempfile::tempdir().expect("tmp");
     let db = dir.path().join("k.db");
-    let out = kairos(&db)
-        .env("KAIROS_SECRET_STORE", "file")
-        .args(["caldav", "add", &rad.url(), "--user", USER])
-        .args(["--password-stdin", "--every", "2s", "--tz", "UTC"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .and_then(|mut c| {
-            use std::io::Write;
-            c.stdin
-                .take()
-                .expect("stdin")
-                .write_all(format!("{PASSWORD}\n").as_bytes())?;
-            c.wait_with_output()
-        })
-        .expect("kairos caldav add");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-
+    add(&db, &rad, "2s");
     let d = daemon(&db);
     // The daemon's first sync (at start) brings the event in; nothing is
     // due yet. Move it on the server: its reminder is now 4 s away.
@@ -135,6 +141,47 @@ fn wait_synced(db: &std::path::Path, deadline: Instant) -> serde_json::Value {
         assert!(
             Instant::now() < deadline,
             "no sync recorded within the deadline: {st}"
+        );
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn a_dismissal_while_the_daemon_runs_reaches_the_server_soon_after() {
+    let rad = DavServer::radicale();
+    rad.mkcalendar("work", "Work", "#3366ccff", &["VEVENT", "VTODO"]);
+    // Its reminder is due 3 s from now.
+    let start = Utc::now() + chrono::Duration::minutes(15) + chrono::Duration::seconds(3);
+    rad.put("/alice/work/d.ics", &event("d", start, "Review"));
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = dir.path().join("k.db");
+    // A day between syncs: only the wake-up can push within the test.
+    add(&db, &rad, "1d");
+    let d = daemon(&db);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let v = next_line(&d, deadline).expect("the reminder fired within 60 s");
+    assert_eq!(v["uid"], "d", "{v}");
+    let key = v["key"].as_str().expect("key").to_owned();
+    let out = kairos(&db)
+        .args(["dismiss", &key])
+        .output()
+        .expect("dismiss");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Bounded: the server's copy gains ACKNOWLEDGED on its alarm.
+    loop {
+        let body = rad.get("/alice/work/d.ics").body.replace("\r\n ", "");
+        if body.contains("ACKNOWLEDGED:") {
+            let alarm = body.split("BEGIN:VALARM").nth(1).unwrap_or_default();
+            assert!(alarm.contains("ACKNOWLEDGED:"), "{body}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no ACKNOWLEDGED on the server within 60 s: {body}"
         );
         std::thread::yield_now();
     }
