@@ -186,3 +186,27 @@ fn a_dismissal_while_the_daemon_runs_reaches_the_server_soon_after() {
         std::thread::yield_now();
     }
 }
+
+#[test]
+fn a_failed_background_sync_is_recorded_where_caldav_calendars_shows_it() {
+    let rad = DavServer::radicale();
+    rad.mkcalendar("work", "Work", "#3366ccff", &["VEVENT", "VTODO"]);
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = dir.path().join("k.db");
+    add(&db, &rad, "2s");
+    let url = rad.url();
+    drop(rad); // The server is gone.
+    let _d = daemon(&db);
+    let st = wait_synced(&db, Instant::now() + Duration::from_secs(60));
+    let err = st["error"].as_str().unwrap_or_default();
+    assert!(err.contains("cannot reach"), "{st}");
+    assert!(err.contains(&url[..url.len() - 1]), "{st}");
+    assert_eq!(st["failures"], 1, "{st}");
+    assert!(st["synced_at"].is_null(), "{st}");
+    // The retry backs off (1 min), not the 2 s interval.
+    let next = st["next_at"].as_str().expect("next_at");
+    let at = st["error_at"].as_str().expect("error_at");
+    let gap = chrono::DateTime::parse_from_rfc3339(next).expect("rfc3339")
+        - chrono::DateTime::parse_from_rfc3339(at).expect("rfc3339");
+    assert!(gap >= chrono::Duration::seconds(50), "{st}");
+}
