@@ -166,50 +166,97 @@ pub fn sync(
     let mut reports = Vec::new();
     let mut matched = false;
     for (account, cals) in list(store)? {
-        let wanted: Vec<&CaldavCalendar> = cals
-            .iter()
+        let wanted: Vec<CaldavCalendar> = cals
+            .into_iter()
             .filter(|c| only.map_or(c.calendar_id.is_some(), |n| c.name == n))
             .collect();
         if wanted.is_empty() {
             continue;
         }
         matched = true;
-        let Some(password) = secrets.get(&account.secret_ref)? else {
-            return Err(CaldavError::Secret(format!(
-                "no password for {} in {}: run `kairos caldav add {} --user {}` again",
-                account.secret_ref,
-                secrets.describe(),
-                account.url,
-                account.username
-            )));
-        };
-        let dav = Dav::new(parse_url(&account.home)?, &account.username, &password)?;
-        for cc in wanted {
-            let local = match cc.calendar_id {
-                Some(id) => id,
-                None => link(store, cc, when)?,
-            };
-            let cc = store
-                .read(|r| r.caldav_calendars(account.id))?
-                .into_iter()
-                .find(|c| c.id == cc.id)
-                .unwrap_or_else(|| cc.clone());
-            let Some(name) = store.read(|r| r.calendar_by_id(local))?.map(|c| c.name) else {
-                continue;
-            };
-            let apply = Apply {
-                calendar: &name,
-                now: when.now,
-                horizon: when.horizon,
-                floating: when.floating,
-            };
-            reports.push(sync_calendar(store, &dav, &cc, local, apply)?);
-        }
+        reports.extend(sync_calendars(store, secrets, &account, &wanted, when)?);
     }
     if let (Some(n), false) = (only, matched) {
         return Err(CaldavError::NotFound(format!(
             "no CalDAV calendar called {n:?} (see `kairos caldav calendars`)"
         )));
+    }
+    Ok(reports)
+}
+
+/// Syncs the chosen calendars of one account (the background sync's step).
+///
+/// # Errors
+/// The first failure (earlier calendars stay synced).
+pub fn sync_account(
+    store: &mut Store,
+    secrets: &dyn SecretStore,
+    account: &CaldavAccount,
+    when: When,
+) -> Result<Vec<SyncReport>> {
+    let wanted: Vec<CaldavCalendar> = store
+        .read(|r| r.caldav_calendars(account.id))?
+        .into_iter()
+        .filter(|c| c.calendar_id.is_some())
+        .collect();
+    sync_calendars(store, secrets, account, &wanted, when)
+}
+
+/// Whether a chosen calendar of `account` holds a change made here that
+/// the server has not seen (an edit, a deletion, a new series): read from
+/// the database alone, no request.
+///
+/// # Errors
+/// The database.
+pub fn changed_here(store: &Store, account: &CaldavAccount) -> Result<bool> {
+    for cc in store.read(|r| r.caldav_calendars(account.id))? {
+        if let Some(local) = cc.calendar_id
+            && crate::sync::pending_here(store, &cc, local)?
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn sync_calendars(
+    store: &mut Store,
+    secrets: &dyn SecretStore,
+    account: &CaldavAccount,
+    wanted: &[CaldavCalendar],
+    when: When,
+) -> Result<Vec<SyncReport>> {
+    let mut reports = Vec::new();
+    let Some(password) = secrets.get(&account.secret_ref)? else {
+        return Err(CaldavError::Secret(format!(
+            "no password for {} in {}: run `kairos caldav add {} --user {}` again",
+            account.secret_ref,
+            secrets.describe(),
+            account.url,
+            account.username
+        )));
+    };
+    let dav = Dav::new(parse_url(&account.home)?, &account.username, &password)?;
+    for cc in wanted {
+        let local = match cc.calendar_id {
+            Some(id) => id,
+            None => link(store, cc, when)?,
+        };
+        let cc = store
+            .read(|r| r.caldav_calendars(account.id))?
+            .into_iter()
+            .find(|c| c.id == cc.id)
+            .unwrap_or_else(|| cc.clone());
+        let Some(name) = store.read(|r| r.calendar_by_id(local))?.map(|c| c.name) else {
+            continue;
+        };
+        let apply = Apply {
+            calendar: &name,
+            now: when.now,
+            horizon: when.horizon,
+            floating: when.floating,
+        };
+        reports.push(sync_calendar(store, &dav, &cc, local, apply)?);
     }
     Ok(reports)
 }
@@ -247,5 +294,6 @@ pub fn remove(
     };
     secrets.delete(&a.secret_ref)?;
     store.write(|tx| tx.caldav_account_delete(a.id))?;
+    crate::status::forget(store, a.id)?;
     Ok(a)
 }

@@ -59,12 +59,18 @@ pub enum CaldavError {
     /// Something the user named does not exist.
     #[error("{0}")]
     NotFound(String),
+    /// A sync interval out of bounds.
+    #[error("--every: {0}")]
+    BadInterval(String),
     /// The local database.
     #[error(transparent)]
     Store(#[from] StoreError),
     /// The reminder engine (applying a server change).
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// Acknowledging a reminder (an `ACKNOWLEDGED` from the server).
+    #[error(transparent)]
+    Action(#[from] kairos_engine::actions::ActionError),
 }
 
 impl CaldavError {

@@ -21,12 +21,15 @@
 //! current-thread runtime, and the store is used between steps.
 
 pub mod account;
+pub mod acks;
+pub mod acks_out;
 pub mod dav;
 pub mod discover;
 mod error;
 pub mod local;
 pub mod plan;
 pub mod secret;
+pub mod status;
 pub mod sync;
 
 pub use account::When;

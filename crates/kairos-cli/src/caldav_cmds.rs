@@ -8,6 +8,7 @@ use std::sync::Arc;
 use anyhow::{Result, bail};
 use clap::Subcommand;
 use kairos_caldav::secret::{self, SecretStore};
+use kairos_caldav::status::{self, Status};
 use kairos_caldav::{When, account};
 use kairos_engine::clock::Clock;
 use kairos_engine::engine::Config;
@@ -37,12 +38,18 @@ pub enum CaldavCmd {
         /// Sync only this calendar (repeat for several).
         #[arg(long = "calendar")]
         calendars: Vec<String>,
+        /// How often a running daemon or the app syncs the account (e.g.
+        /// 30s, 5m, 1h; 2 s to 1 day). A change made here is pushed soon
+        /// after regardless.
+        #[arg(long, default_value = "5m")]
+        every: String,
         /// Zone for floating times (default: the system zone).
         #[arg(long)]
         tz: Option<String>,
     },
     /// The accounts' calendars (JSON lines): name, colour, components,
-    /// whether chosen, last sync.
+    /// whether chosen, last sync; the account's background sync: last
+    /// success, last error, failures in a row, next due.
     Calendars,
     /// Syncs the chosen calendars both ways (or only --calendar, choosing
     /// it if it was not).
@@ -73,12 +80,13 @@ fn secrets(db: &Path) -> Box<dyn SecretStore> {
     store
 }
 
-fn calendar_json(a: &CaldavAccount, c: &CaldavCalendar) -> serde_json::Value {
+fn calendar_json(a: &CaldavAccount, c: &CaldavCalendar, st: &Status) -> serde_json::Value {
     json!({
         "account": a.url, "user": a.username, "name": c.name, "href": c.href,
         "color": c.color, "components": c.components.split(',').collect::<Vec<_>>(),
         "chosen": c.calendar_id.is_some(),
         "synced_at": c.synced_at.map(|t| t.to_rfc3339()),
+        "account_status": st.to_json(),
     })
 }
 
@@ -100,8 +108,10 @@ pub fn run(db: &Path, cmd: CaldavCmd, clock: Arc<dyn Clock>) -> Result<()> {
             user,
             password_stdin,
             calendars,
+            every,
             tz,
         } => {
+            let every = crate::subscribe_cmds::every(&every)?;
             if !password_stdin {
                 bail!(
                     "give the password on standard input with --password-stdin (never as an argument)"
@@ -126,15 +136,19 @@ pub fn run(db: &Path, cmd: CaldavCmd, clock: Arc<dyn Clock>) -> Result<()> {
                 when,
             )?;
             eprintln!("kairos: password kept in {}", secrets.describe());
+            status::set_every(&mut store, a.id, every)?;
+            kairos_engine::daemon::notify_running(db);
+            let st = Status::load(&store, a.id)?;
             for c in &cals {
-                println!("{}", calendar_json(&a, c));
+                println!("{}", calendar_json(&a, c, &st));
             }
         }
         CaldavCmd::Calendars => {
             let store = open(db)?;
             for (a, cals) in account::list(&store)? {
+                let st = Status::load(&store, a.id)?;
                 for c in &cals {
-                    println!("{}", calendar_json(&a, c));
+                    println!("{}", calendar_json(&a, c, &st));
                 }
             }
         }
@@ -146,14 +160,16 @@ pub fn run(db: &Path, cmd: CaldavCmd, clock: Arc<dyn Clock>) -> Result<()> {
             drop(store);
             let changed = reports
                 .iter()
-                .any(|r| r.changed_here + r.deleted_here + r.conflicts > 0);
+                .any(|r| r.changed_here + r.deleted_here + r.conflicts + r.acknowledged_here > 0);
             for r in &reports {
                 println!(
                     "{}",
                     json!({"calendar": r.calendar, "method": r.method, "fetched": r.fetched,
                         "changed_here": r.changed_here, "deleted_here": r.deleted_here,
                         "written_there": r.written_there, "deleted_there": r.deleted_there,
-                        "conflicts": r.conflicts, "warning_count": r.warnings.len(),
+                        "conflicts": r.conflicts, "acknowledged_here": r.acknowledged_here,
+                        "acknowledged_there": r.acknowledged_there,
+                        "warning_count": r.warnings.len(),
                         "warnings": r.warnings, "requests": r.requests})
                 );
             }

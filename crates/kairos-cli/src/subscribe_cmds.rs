@@ -48,7 +48,7 @@ pub enum SubsCmd {
     },
 }
 
-fn every(text: &str) -> Result<chrono::Duration> {
+pub(crate) fn every(text: &str) -> Result<chrono::Duration> {
     let d = kairos_core::ics::values::duration(&format!("PT{}", text.trim().to_ascii_uppercase()))
         .or_else(|_| {
             let t = text.trim().to_ascii_uppercase();

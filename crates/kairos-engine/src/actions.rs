@@ -75,6 +75,29 @@ pub fn dismiss(store: &mut Store, key: &str, now: DateTime<Utc>) -> Result<(), A
     Ok(())
 }
 
+/// Acknowledges the reminder `key` belongs to as dismissed outside Kairos
+/// (`by`, e.g. a CalDAV server's RFC 9074 `ACKNOWLEDGED`): the same path
+/// as [`dismiss`] (recorded for Kairos sync, so devices without that
+/// account get it too; every open instance of the reminder acknowledged),
+/// and returns what was shown here and must be taken back.
+///
+/// # Errors
+/// Store failures.
+pub fn dismiss_from(
+    store: &mut Store,
+    key: &str,
+    by: &str,
+    now: DateTime<Utc>,
+) -> Result<Vec<crate::channel::Withdrawal>, ActionError> {
+    let base = base_key(key).to_owned();
+    let body = Body::ReminderDismiss { key: base.clone() };
+    let out = store.write(|tx| -> Result<_, StoreError> {
+        let ack = acknowledge(tx, body, now)?;
+        enforce(tx, &base, &ack, by, now)
+    })?;
+    Ok(out)
+}
+
 /// Hides `key` on this device only ("hide here"): not recorded for sync,
 /// so the account's other devices still remind. An escalating reminder is
 /// hidden whole (its base and every repetition), so it stops nagging here.

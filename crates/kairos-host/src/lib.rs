@@ -28,7 +28,12 @@
 //! 6. the ICS subscriptions' refresh loop ([`kairos_feeds::runner`]) on a
 //!    thread of its own: due feeds are fetched (jittered interval, backoff,
 //!    `Retry-After`); a refresh that changed a calendar wakes the engine,
-//!    pushes the outbox and is announced as [`EngineEvent::Changed`].
+//!    pushes the outbox and is announced as [`EngineEvent::Changed`];
+//! 7. the CalDAV accounts' background sync (`caldav.rs`) on a thread of
+//!    its own: each account when the host starts, then on its interval
+//!    (jittered, backoff on errors, its status stored for `kairos caldav
+//!    calendars`), and soon after a change made here (woken by the
+//!    [`Waker`] and the engine's events, never polled).
 //!
 //! What happened reaches the host by one path: [`Host::subscribe`] (the
 //! engine's [`EngineEvent`]s, plus [`EngineEvent::Changed`] when the
@@ -52,6 +57,7 @@ use kairos_store::{Store, StoreError};
 pub use kairos_sync::{LinkState, Phase};
 use tokio::sync::{Notify, broadcast, oneshot, watch};
 
+mod caldav;
 mod feeds;
 mod sync;
 
@@ -113,6 +119,7 @@ pub struct Host {
     events: broadcast::Receiver<EngineEvent>,
     sync: Option<sync::Supervisor>,
     feeds: Option<feeds::Feeds>,
+    caldav: Option<caldav::Caldav>,
     /// The live connection's state ([`Phase::NotPaired`] when none runs).
     sync_state: watch::Receiver<LinkState>,
     /// Turns true when the engine thread ends (stopped or failed).
@@ -130,6 +137,8 @@ pub struct Waker {
     /// The database joined or left a sync account (the live connection
     /// starts or stops).
     account: Arc<Notify>,
+    /// The CalDAV loop looks whether a change made here waits to be pushed.
+    caldav: Arc<Notify>,
 }
 
 impl Waker {
@@ -139,6 +148,7 @@ impl Waker {
         self.changed.notify_one();
         self.outbox.notify_one();
         self.feeds.notify_one();
+        self.caldav.notify_one();
     }
 
     /// This process joined or left a sync account on the database: the
@@ -217,10 +227,12 @@ impl Host {
             events,
             sync: None,
             feeds: None,
+            caldav: None,
             sync_state,
             ended,
         };
         let feed_clock = Arc::clone(&clock);
+        let caldav_clock = Arc::clone(&clock);
         if sync {
             let applier = kairos_sync::Applier {
                 clock,
@@ -252,6 +264,19 @@ impl Host {
         ) {
             Ok(f) => host.feeds = Some(f),
             Err(e) => eprintln!("kairos: subscriptions not refreshed: {e}"),
+        }
+        // Nor are CalDAV accounts.
+        match caldav::Caldav::start(
+            &db,
+            caldav_clock,
+            floating,
+            horizon,
+            &host.wake,
+            &host.notices,
+            host.events.resubscribe(),
+        ) {
+            Ok(c) => host.caldav = Some(c),
+            Err(e) => eprintln!("kairos: CalDAV accounts not synced: {e}"),
         }
         Ok(host)
     }
@@ -316,6 +341,9 @@ impl Host {
         }
         if let Some(feeds) = self.feeds.take() {
             feeds.stop();
+        }
+        if let Some(c) = self.caldav.take() {
+            c.stop();
         }
         match self.engine.take() {
             Some(engine) => join(engine),

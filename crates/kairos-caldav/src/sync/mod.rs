@@ -46,6 +46,15 @@ pub struct SyncReport {
     pub deleted_there: usize,
     /// Conflicts resolved (each logged).
     pub conflicts: usize,
+    /// Reminders acknowledged here because the server's copy of their
+    /// alarm carries an RFC 9074 `ACKNOWLEDGED` (another client).
+    pub acknowledged_here: usize,
+    /// What those acknowledgements did (keys, withdrawals of what was
+    /// shown), for the host to tell the engine.
+    pub acked: crate::acks::Acked,
+    /// Alarms dismissed in Kairos marked `ACKNOWLEDGED` for the server
+    /// (written back with the series).
+    pub acknowledged_there: usize,
     /// Lenient reading's repairs and skipped objects.
     pub warnings: Vec<String>,
     /// HTTP requests this sync sent (a quiet `sync-collection` sync: 1).
@@ -116,13 +125,56 @@ pub fn sync_calendar(
     let before = local_series(store, local_cal)?;
     let mut handled = BTreeSet::new();
     run.pull(store, &listing, &before, &mut handled)?;
+    run.mark_acks(store)?;
     run.push(store, &handled)?;
     store.write(|tx| tx.caldav_calendar_synced(cc.id, listing.token.as_deref(), apply.now))?;
     run.report.requests = dav.requests() - sent_before;
     Ok(run.report)
 }
 
+/// Whether calendar `cc` (synced into `local`) holds a change made here
+/// since its last sync: a series edited, deleted or new.
+///
+/// # Errors
+/// The database.
+pub fn pending_here(store: &Store, cc: &CaldavCalendar, local: CalendarId) -> Result<bool> {
+    let tracked = store.read(|r| r.caldav_objects(cc.id))?;
+    let here = local_series(store, local)?;
+    if !crate::acks_out::pending(store, local, &here)?.is_empty() {
+        return Ok(true);
+    }
+    let mut known = BTreeSet::new();
+    for o in tracked.iter().filter(|o| !o.uid.is_empty()) {
+        known.insert(o.uid.as_str());
+        if here.get(&o.uid).is_none_or(|l| l.hash != o.local_hash) {
+            return Ok(true);
+        }
+    }
+    Ok(here.keys().any(|u| !known.contains(u.as_str())))
+}
+
 impl Run<'_> {
+    /// Dismissals made in Kairos onto the stored copies' alarms (the
+    /// write-back step then sends them).
+    fn mark_acks(&mut self, store: &mut Store) -> Result<()> {
+        let here = local_series(store, self.local_cal)?;
+        let marks = crate::acks_out::pending(store, self.local_cal, &here)?;
+        let mut texts: BTreeMap<String, String> = BTreeMap::new();
+        for m in &marks {
+            let Some(l) = here.get(&m.uid) else { continue };
+            let t = texts.entry(m.uid.clone()).or_insert_with(|| l.text.clone());
+            *t = crate::acks_out::mark_text(t, &m.alarm, m.at);
+        }
+        for (uid, text) in texts {
+            let obj = RemoteObject::read(&text);
+            if let Some(comps) = obj.series.get(&uid) {
+                self.apply.replace(store, &uid, comps)?;
+            }
+        }
+        self.report.acknowledged_there = marks.len();
+        Ok(())
+    }
+
     pub(super) fn url(&self, href: &str) -> String {
         absolute(self.dav.base(), href)
     }
@@ -170,6 +222,19 @@ impl Run<'_> {
                 (Some(_), None) | (None, Some(_)) => true,
                 (None, None) => false,
             };
+            // Acknowledgements first: applying the server's version
+            // re-plans from now, and a trigger already past is not planned
+            // again (its reminder would be gone before it is matched).
+            for (u, comps) in obj.series.iter().filter(|(_, c)| crate::acks::any(c)) {
+                crate::acks::apply(
+                    store,
+                    self.local_cal,
+                    u,
+                    comps,
+                    self.apply.now,
+                    &mut self.report.acked,
+                )?;
+            }
             if edited_here {
                 if self.conflict(store, &f, &obj, here.get(&uid))? == Winner::Here {
                     continue; // `put` recorded the new ETag.
@@ -186,6 +251,7 @@ impl Run<'_> {
             records.push((f.href, uid, f.etag));
         }
         self.apply.add_all(store, fresh)?;
+        self.report.acknowledged_here = self.report.acked.keys.len();
         for href in &listing.deleted {
             handled.insert(href.clone());
             self.remote_deleted(store, href, here)?;

@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod acks;
 mod errors;
 mod server;
 mod sync;

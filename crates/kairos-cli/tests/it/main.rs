@@ -2,6 +2,7 @@
 
 // Sets the real-time clock and reads the daemon's timerfd from /proc.
 mod caldav;
+mod caldav_live;
 #[cfg(target_os = "linux")]
 mod clock_jump;
 // A shell script, a named pipe and signals.
