@@ -5,13 +5,13 @@
 
 use std::sync::Arc;
 
-use kairos_app::SyncAccounts;
 use kairos_app::api::{
     ApiError, AppStatus, CalendarInfo, CalendarInput, DeleteEvent, DeviceView, EventDetail,
     EventDraft, EventRef, ExportIcs, ImportIcs, ImportSummary, JoinRequest, MoveEvent, Occurrences,
-    PairingCode, Pause, RangeQuery, SaveEvent, Settings, ShownReminder, SnoozeRequest, SyncAccount,
-    TaskItem, events,
+    PairingCode, Pause, RangeQuery, SaveEvent, Settings, ShownReminder, SnoozeRequest,
+    SubscribeRequest, SubscriptionView, SyncAccount, TaskItem, events,
 };
+use kairos_app::{Feeds, SyncAccounts};
 use tauri::{Emitter, State};
 use tauri_plugin_autostart::ManagerExt;
 
@@ -237,6 +237,56 @@ pub async fn sync_leave(s: S<'_>, force: bool) -> R<SyncAccount> {
     Ok(left)
 }
 
+/// Runs a subscription request on the blocking pool with its own store
+/// connection: a fetch waits on the network (bounded by the feed limits),
+/// so the app's lock is not held meanwhile.
+async fn feed_call<T: Send + 'static>(
+    s: &S<'_>,
+    f: impl FnOnce(&Feeds, chrono::DateTime<chrono::Utc>) -> R<T> + Send + 'static,
+) -> R<T> {
+    let me = Arc::clone(s);
+    tauri::async_runtime::spawn_blocking(move || {
+        let feeds = me.lock().feeds();
+        f(&feeds, me.now())
+    })
+    .await
+    .map_err(|e| ApiError::internal(format!("command failed: {e}")))?
+}
+
+/// After a subscription changed calendars: the engine re-plans, sync
+/// pushes, the feeds' loop looks again, and the views reload.
+fn feeds_changed(s: &S<'_>) {
+    s.reminders_changed();
+    let _ = s.handle.emit(events::DATA_CHANGED, ());
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn list_subscriptions(s: S<'_>) -> R<Vec<SubscriptionView>> {
+    feed_call(&s, |f, _| f.list()).await
+}
+
+/// Fetches at once; a failure stores nothing.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn add_subscription(s: S<'_>, request: SubscribeRequest) -> R<SubscriptionView> {
+    let sub = feed_call(&s, move |f, now| f.add(&request, now)).await?;
+    feeds_changed(&s);
+    Ok(sub)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn refresh_subscription(s: S<'_>, calendar_id: i64) -> R<SubscriptionView> {
+    let sub = feed_call(&s, move |f, now| f.refresh(calendar_id, now)).await?;
+    feeds_changed(&s);
+    Ok(sub)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn remove_subscription(s: S<'_>, calendar_id: i64) -> R<()> {
+    feed_call(&s, move |f, _| f.remove(calendar_id)).await?;
+    feeds_changed(&s);
+    Ok(())
+}
+
 /// The handler with every command; `kairos_app::bindings::COMMAND_NAMES`
 /// lists the same names (checked by the test below).
 #[macro_export]
@@ -273,6 +323,10 @@ macro_rules! handler {
             commands::sync_devices,
             commands::sync_revoke,
             commands::sync_leave,
+            commands::list_subscriptions,
+            commands::add_subscription,
+            commands::refresh_subscription,
+            commands::remove_subscription,
         ]
     };
 }
