@@ -184,21 +184,32 @@ pub async fn ui_ready(s: S<'_>) -> R<()> {
     Ok(())
 }
 
-/// Runs a Settings → Sync request on the blocking pool with its own store
-/// connection: it may wait on the network (up to `kairos_app::sync_account::LIMIT`),
-/// so the app's lock is not held meanwhile and the UI stays usable.
-async fn sync_call<T: Send + 'static>(
+/// Runs a request that may wait on the network (Settings → Sync, up to
+/// `kairos_app::sync_account::LIMIT`; a feed's fetch, bounded by the feed
+/// limits) on the blocking pool, with a handle that has its own store
+/// connection: the app's lock is held only to make the handle, so the UI
+/// stays usable meanwhile.
+async fn unlocked<H: 'static, T: Send + 'static>(
     s: &S<'_>,
-    f: impl FnOnce(&SyncAccounts, chrono::DateTime<chrono::Utc>) -> R<T> + Send + 'static,
+    handle: fn(&kairos_app::App) -> H,
+    f: impl FnOnce(&H, chrono::DateTime<chrono::Utc>) -> R<T> + Send + 'static,
 ) -> R<T> {
     let me = Arc::clone(s);
     tauri::async_runtime::spawn_blocking(move || {
         // The lock only for the path (it may wait for an import).
-        let accounts = me.lock().sync_accounts();
-        f(&accounts, me.now())
+        let h = handle(&me.lock());
+        f(&h, me.now())
     })
     .await
     .map_err(|e| ApiError::internal(format!("command failed: {e}")))?
+}
+
+/// A Settings → Sync request (see [`unlocked`]).
+async fn sync_call<T: Send + 'static>(
+    s: &S<'_>,
+    f: impl FnOnce(&SyncAccounts, chrono::DateTime<chrono::Utc>) -> R<T> + Send + 'static,
+) -> R<T> {
+    unlocked(s, kairos_app::App::sync_accounts, f).await
 }
 
 #[tauri::command(rename_all = "snake_case")]
@@ -237,20 +248,12 @@ pub async fn sync_leave(s: S<'_>, force: bool) -> R<SyncAccount> {
     Ok(left)
 }
 
-/// Runs a subscription request on the blocking pool with its own store
-/// connection: a fetch waits on the network (bounded by the feed limits),
-/// so the app's lock is not held meanwhile.
+/// A subscription request (see [`unlocked`]).
 async fn feed_call<T: Send + 'static>(
     s: &S<'_>,
     f: impl FnOnce(&Feeds, chrono::DateTime<chrono::Utc>) -> R<T> + Send + 'static,
 ) -> R<T> {
-    let me = Arc::clone(s);
-    tauri::async_runtime::spawn_blocking(move || {
-        let feeds = me.lock().feeds();
-        f(&feeds, me.now())
-    })
-    .await
-    .map_err(|e| ApiError::internal(format!("command failed: {e}")))?
+    unlocked(s, kairos_app::App::feeds, f).await
 }
 
 /// After a subscription changed calendars: the engine re-plans, sync

@@ -68,6 +68,17 @@ fn titles(app: &App) -> Vec<String> {
     week.items.into_iter().map(|o| o.title).collect()
 }
 
+/// A server answering a feed with one event ("Standup"), and `Feeds` on `path`.
+fn standup_feed(path: &std::path::Path) -> (Answer, String, Feeds) {
+    let answer: Answer = Arc::new(Mutex::new((
+        200,
+        "text/calendar",
+        feed(&[("a", "Standup")]),
+    )));
+    let base = serve(&answer);
+    (answer, base, Feeds::new(path, chrono_tz::UTC))
+}
+
 fn req(url: String, calendar: &str) -> SubscribeRequest {
     SubscribeRequest {
         url,
@@ -79,13 +90,7 @@ fn req(url: String, calendar: &str) -> SubscribeRequest {
 #[test]
 fn a_subscription_is_fetched_at_once_listed_and_its_events_shown() {
     let (app, _d, path) = app("UTC", NOW);
-    let answer: Answer = Arc::new(Mutex::new((
-        200,
-        "text/calendar",
-        feed(&[("a", "Standup")]),
-    )));
-    let base = serve(&answer);
-    let feeds = Feeds::new(&path, chrono_tz::UTC);
+    let (answer, base, feeds) = standup_feed(&path);
     // The feed's own name when none is given; webcal:// is not needed for http.
     let sub = feeds
         .add(&req(format!("{base}/team.ics"), " "), t(NOW))
@@ -116,13 +121,7 @@ fn a_subscription_is_fetched_at_once_listed_and_its_events_shown() {
 #[test]
 fn a_failed_refresh_shows_its_error_and_keeps_the_last_good_copy() {
     let (app, _d, path) = app("UTC", NOW);
-    let answer: Answer = Arc::new(Mutex::new((
-        200,
-        "text/calendar",
-        feed(&[("a", "Standup")]),
-    )));
-    let base = serve(&answer);
-    let feeds = Feeds::new(&path, chrono_tz::UTC);
+    let (answer, base, feeds) = standup_feed(&path);
     let sub = feeds
         .add(&req(format!("{base}/f.ics"), "Work feed"), t(NOW))
         .expect("subscribe");
@@ -212,13 +211,7 @@ fn a_calendar_with_events_of_its_own_is_not_taken_over() {
         draft(c, "Mine", "2026-03-10T12:00", "2026-03-10T13:00", "UTC"),
         NOW,
     );
-    let answer: Answer = Arc::new(Mutex::new((
-        200,
-        "text/calendar",
-        feed(&[("a", "Standup")]),
-    )));
-    let base = serve(&answer);
-    let feeds = Feeds::new(&path, chrono_tz::UTC);
+    let (_answer, base, feeds) = standup_feed(&path);
     let e = feeds
         .add(&req(format!("{base}/f.ics"), &name), t(NOW))
         .expect_err("refused");
@@ -229,13 +222,7 @@ fn a_calendar_with_events_of_its_own_is_not_taken_over() {
 #[test]
 fn events_of_a_subscribed_calendar_are_read_only_until_unsubscribed() {
     let (mut app, _d, path) = app("UTC", NOW);
-    let answer: Answer = Arc::new(Mutex::new((
-        200,
-        "text/calendar",
-        feed(&[("a", "Standup")]),
-    )));
-    let base = serve(&answer);
-    let feeds = Feeds::new(&path, chrono_tz::UTC);
+    let (_answer, base, feeds) = standup_feed(&path);
     let sub = feeds
         .add(&req(format!("{base}/f.ics"), "Team"), t(NOW))
         .expect("subscribe");
