@@ -197,6 +197,14 @@ impl Feeds {
 }
 
 impl crate::App {
+    /// ICS subscriptions on this database (used without the app's lock:
+    /// a fetch waits on the network). Feeds' floating times are read in
+    /// the display zone.
+    #[must_use]
+    pub fn feeds(&self) -> Feeds {
+        Feeds::new(&self.path, self.display_tz())
+    }
+
     /// Refuses a change to the events of a subscribed calendar: the next
     /// refresh would replace it with the feed's copy (unsubscribe first).
     pub(crate) fn writable(&self, calendar_id: i64) -> ApiResult<()> {

@@ -77,13 +77,6 @@ impl App {
         crate::SyncAccounts::new(&self.path)
     }
 
-    /// ICS subscriptions on this database (used without the app's lock:
-    /// a fetch waits on the network).
-    #[must_use]
-    pub fn feeds(&self) -> crate::Feeds {
-        crate::Feeds::new(&self.path, self.display_tz())
-    }
-
     /// The store (for the shell's engine wiring and tests).
     pub fn store(&mut self) -> &mut Store {
         &mut self.store
