@@ -26,7 +26,9 @@ Scenario (issue #4):
 8. (between 4 and 5) an ICS feed from a test-owned HTTP server added
    through "Add calendar -> From URL...": its event in the agenda view, a
    change through "Refresh now", an HTML page shown as the feed's error
-   beside the calendar with the last good copy kept (feeds_step.py).
+   beside the calendar with the last good copy kept, and the host's retry
+   after the backoff reaching the open view without a reload
+   (feeds_step.py).
 
 Time: the app's clock is shifted (KAIROS_TEST_CLOCK_OFFSET_SECS) so that a
 whole minute - where minute-resolution reminders fall - is a few seconds

@@ -1,9 +1,10 @@
 """The ICS-subscription step of the real-app test (issue #19 §1, desktop):
 a feed served by an HTTP server this test owns on 127.0.0.1:0 is added
 through "Add calendar -> From URL...", its event shows in the agenda view,
-a changed feed reaches the view with "Refresh now", and a feed that turns
+a changed feed reaches the view with "Refresh now", a feed that turns
 into an HTML page shows its error beside the calendar while the last good
-copy stays.
+copy stays, and the host's own retry after the backoff brings the fixed
+feed into the open view without a click or a reload.
 """
 
 import datetime as dt
@@ -108,6 +109,19 @@ def run(s, set_value, step, app_now):
         assert status["error"] == "Not a calendar (web page or empty)", status
         assert "E2E feed retro" in (s.execute(TITLES_JS) or []), "the last good copy stays"
         step("a feed turned into an HTML page: %r shown, the last good copy kept" % status["error"])
+
+        # The failure is retried by the host's own loop after the backoff
+        # (1 min ±10 %): the fixed feed must reach the open view with no
+        # click and no reload of the page (the host's Changed event ->
+        # kairos://data-changed).
+        s.execute("window.__e2eNoReload = 1")
+        feed.serve_events([("e2e-feed-3", "E2E feed planning", base + dt.timedelta(hours=5))])
+        s.wait_until(lambda: "E2E feed planning" in (s.execute(TITLES_JS) or [])
+                     and (s.execute(STATUS_JS, "E2E feed") or {}).get("error", "x") is None, timeout=120,
+                     message="the background refresh reached the open view: %r %r"
+                     % (s.execute(TITLES_JS), s.execute(STATUS_JS, "E2E feed")))
+        assert s.execute("return window.__e2eNoReload") == 1, "the page was reloaded"
+        step("the host's background refresh reached the open view (no click, no reload)")
         s.find('[data-view="week"]').click()
     finally:
         feed.stop()
