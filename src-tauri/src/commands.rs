@@ -5,13 +5,13 @@
 
 use std::sync::Arc;
 
-use kairos_app::SyncAccounts;
 use kairos_app::api::{
     ApiError, AppStatus, CalendarInfo, CalendarInput, DeleteEvent, DeviceView, EventDetail,
     EventDraft, EventRef, ExportIcs, ImportIcs, ImportSummary, JoinRequest, MoveEvent, Occurrences,
-    PairingCode, Pause, RangeQuery, SaveEvent, Settings, ShownReminder, SnoozeRequest, SyncAccount,
-    TaskItem, events,
+    PairingCode, Pause, RangeQuery, SaveEvent, Settings, ShownReminder, SnoozeRequest,
+    SubscribeRequest, SubscriptionView, SyncAccount, TaskItem, events,
 };
+use kairos_app::{Feeds, SyncAccounts};
 use tauri::{Emitter, State};
 use tauri_plugin_autostart::ManagerExt;
 
@@ -184,21 +184,32 @@ pub async fn ui_ready(s: S<'_>) -> R<()> {
     Ok(())
 }
 
-/// Runs a Settings → Sync request on the blocking pool with its own store
-/// connection: it may wait on the network (up to `kairos_app::sync_account::LIMIT`),
-/// so the app's lock is not held meanwhile and the UI stays usable.
-async fn sync_call<T: Send + 'static>(
+/// Runs a request that may wait on the network (Settings → Sync, up to
+/// `kairos_app::sync_account::LIMIT`; a feed's fetch, bounded by the feed
+/// limits) on the blocking pool, with a handle that has its own store
+/// connection: the app's lock is held only to make the handle, so the UI
+/// stays usable meanwhile.
+async fn unlocked<H: 'static, T: Send + 'static>(
     s: &S<'_>,
-    f: impl FnOnce(&SyncAccounts, chrono::DateTime<chrono::Utc>) -> R<T> + Send + 'static,
+    handle: fn(&kairos_app::App) -> H,
+    f: impl FnOnce(&H, chrono::DateTime<chrono::Utc>) -> R<T> + Send + 'static,
 ) -> R<T> {
     let me = Arc::clone(s);
     tauri::async_runtime::spawn_blocking(move || {
         // The lock only for the path (it may wait for an import).
-        let accounts = me.lock().sync_accounts();
-        f(&accounts, me.now())
+        let h = handle(&me.lock());
+        f(&h, me.now())
     })
     .await
     .map_err(|e| ApiError::internal(format!("command failed: {e}")))?
+}
+
+/// A Settings → Sync request (see [`unlocked`]).
+async fn sync_call<T: Send + 'static>(
+    s: &S<'_>,
+    f: impl FnOnce(&SyncAccounts, chrono::DateTime<chrono::Utc>) -> R<T> + Send + 'static,
+) -> R<T> {
+    unlocked(s, kairos_app::App::sync_accounts, f).await
 }
 
 #[tauri::command(rename_all = "snake_case")]
@@ -237,6 +248,48 @@ pub async fn sync_leave(s: S<'_>, force: bool) -> R<SyncAccount> {
     Ok(left)
 }
 
+/// A subscription request (see [`unlocked`]).
+async fn feed_call<T: Send + 'static>(
+    s: &S<'_>,
+    f: impl FnOnce(&Feeds, chrono::DateTime<chrono::Utc>) -> R<T> + Send + 'static,
+) -> R<T> {
+    unlocked(s, kairos_app::App::feeds, f).await
+}
+
+/// After a subscription changed calendars: the engine re-plans, sync
+/// pushes, the feeds' loop looks again, and the views reload.
+fn feeds_changed(s: &S<'_>) {
+    s.reminders_changed();
+    let _ = s.handle.emit(events::DATA_CHANGED, ());
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn list_subscriptions(s: S<'_>) -> R<Vec<SubscriptionView>> {
+    feed_call(&s, |f, _| f.list()).await
+}
+
+/// Fetches at once; a failure stores nothing.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn add_subscription(s: S<'_>, request: SubscribeRequest) -> R<SubscriptionView> {
+    let sub = feed_call(&s, move |f, now| f.add(&request, now)).await?;
+    feeds_changed(&s);
+    Ok(sub)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn refresh_subscription(s: S<'_>, calendar_id: i64) -> R<SubscriptionView> {
+    let sub = feed_call(&s, move |f, now| f.refresh(calendar_id, now)).await?;
+    feeds_changed(&s);
+    Ok(sub)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn remove_subscription(s: S<'_>, calendar_id: i64) -> R<()> {
+    feed_call(&s, move |f, _| f.remove(calendar_id)).await?;
+    feeds_changed(&s);
+    Ok(())
+}
+
 /// The handler with every command; `kairos_app::bindings::COMMAND_NAMES`
 /// lists the same names (checked by the test below).
 #[macro_export]
@@ -273,6 +326,10 @@ macro_rules! handler {
             commands::sync_devices,
             commands::sync_revoke,
             commands::sync_leave,
+            commands::list_subscriptions,
+            commands::add_subscription,
+            commands::refresh_subscription,
+            commands::remove_subscription,
         ]
     };
 }

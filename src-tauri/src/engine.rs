@@ -94,12 +94,17 @@ fn run(shared: &Arc<Shared>, db: PathBuf) -> anyhow::Result<()> {
                 event = events.recv() => match event {
                     // A fired round is handled by `on_fired` (once per round).
                     Ok(EngineEvent::Fired { .. }) => {}
-                    Ok(EngineEvent::Changed
-                        | EngineEvent::Acknowledged { .. }
-                        | EngineEvent::Withdrawn(_))
-                    | Err(RecvError::Lagged(_)) => {
+                    Ok(EngineEvent::Changed) | Err(RecvError::Lagged(_)) => {
                         let s = Arc::clone(shared);
                         // Store reads: on the blocking pool, not this loop.
+                        let _ = tokio::task::spawn_blocking(move || s.reminders_changed()).await;
+                        // Calendars may have changed too (another process,
+                        // another device, a feed's refresh or its error):
+                        // open views reload.
+                        let _ = tauri::Emitter::emit(&shared.handle, kairos_app::api::events::DATA_CHANGED, ());
+                    }
+                    Ok(EngineEvent::Acknowledged { .. } | EngineEvent::Withdrawn(_)) => {
+                        let s = Arc::clone(shared);
                         let _ = tokio::task::spawn_blocking(move || s.reminders_changed()).await;
                     }
                     Err(RecvError::Closed) => break,

@@ -22,7 +22,13 @@ Scenario (issue #4):
 6. closing the window ends WebKit's web process but not the app, and a
    second launch makes the running app open a new window;
 7. the tray, through a fake StatusNotifierWatcher (what a panel is): its
-   menu, pause/resume, Open after closing the window, Quit.
+   menu, pause/resume, Open after closing the window, Quit;
+8. (between 4 and 5) an ICS feed from a test-owned HTTP server added
+   through "Add calendar -> From URL...": its event in the agenda view, a
+   change through "Refresh now", an HTML page shown as the feed's error
+   beside the calendar with the last good copy kept, and the host's retry
+   after the backoff reaching the open view without a reload
+   (feeds_step.py).
 
 Time: the app's clock is shifted (KAIROS_TEST_CLOCK_OFFSET_SECS) so that a
 whole minute - where minute-resolution reminders fall - is a few seconds
@@ -41,6 +47,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import crash_repeat  # noqa: E402
+import feeds_step  # noqa: E402
 import notifyctl as nc  # noqa: E402
 import procs  # noqa: E402
 import webdriver as wd  # noqa: E402
@@ -342,6 +349,8 @@ def run(srv):
                      timeout=10, message="done task left the list")
         assert states("E2E task") == ["acknowledged"], states("E2E task")
         step("task done: notification %d closed, reminder acknowledged" % tnote["id"])
+
+        feeds_step.run(s, set_value, step, time.time() + offset)
 
         start_at_login(s)
 

@@ -2,12 +2,14 @@
  * What the whole UI shares: settings, status, calendars, shown reminders,
  * loaded from the backend and pushed to whoever listens.
  */
-import { api, type AppStatus, type CalendarInfo, type Settings, type ShownReminder, type SyncStatus } from "./ipc";
+import { api, type AppStatus, type CalendarInfo, type Settings, type ShownReminder, type SubscriptionView, type SyncStatus } from "./ipc";
 
 export interface State {
   settings: Settings;
   status: AppStatus;
   calendars: CalendarInfo[];
+  /** Calendars that are ICS feeds (read-only; their status in the sidebar). */
+  subscriptions: SubscriptionView[];
   shown: ShownReminder[];
 }
 
@@ -38,6 +40,7 @@ export const state: State = {
     sync: { state: "off", last_sync_at: null, since: null, reason: null, waiting: 0 },
   },
   calendars: [],
+  subscriptions: [],
   shown: [],
 };
 
@@ -95,9 +98,17 @@ export function setSync(s: SyncStatus): void {
   publish("status");
 }
 
+/** The calendars and the subscriptions (one list shows both). */
 export async function loadCalendars(): Promise<void> {
-  state.calendars = await api.list_calendars();
+  const [cals, subs] = await Promise.all([api.list_calendars(), api.list_subscriptions()]);
+  state.calendars = cals;
+  state.subscriptions = subs;
   publish("calendars");
+}
+
+/** The subscription of calendar `id`, if it is a feed. */
+export function subscriptionOf(id: number): SubscriptionView | undefined {
+  return state.subscriptions.find((s) => s.calendar_id === id);
 }
 
 export async function loadShown(): Promise<void> {
@@ -108,8 +119,10 @@ export async function loadShown(): Promise<void> {
 /** The calendar new events go to: the setting's, else the first visible. */
 export function defaultCalendarId(): number | null {
   const cals = state.calendars;
-  const pref = cals.find((c) => c.id === state.settings.default_calendar);
-  return (pref ?? cals.find((c) => c.visible) ?? cals[0])?.id ?? null;
+  // A feed's calendar is read-only: new events never go there.
+  const own = cals.filter((c) => !subscriptionOf(c.id));
+  const pref = own.find((c) => c.id === state.settings.default_calendar);
+  return (pref ?? own.find((c) => c.visible) ?? own[0])?.id ?? null;
 }
 
 export function calendarById(id: number): CalendarInfo | undefined {

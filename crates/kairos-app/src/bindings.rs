@@ -88,6 +88,9 @@ pub fn typescript() -> String {
         Pause::decl(&cfg),
         TaskMark::decl(&cfg),
         TaskItem::decl(&cfg),
+        SubscriptionView::decl(&cfg),
+        FeedProblem::decl(&cfg),
+        SubscribeRequest::decl(&cfg),
     ];
     for d in decls {
         out.push_str("export ");

@@ -4,7 +4,9 @@
 //! queries, the reminder window's list, snooze and dismiss (everywhere or here only), settings; and the
 //! notification ids that let a restarted app replace, not repeat, what it
 //! showed ([`shown`]); and Settings → Sync ([`SyncAccounts`]: join, pair
-//! with a QR code, devices, revoke, leave; failures as stable error kinds).
+//! with a QR code, devices, revoke, leave; failures as stable error kinds);
+//! and ICS subscriptions ([`Feeds`]: add from a URL, list with the last
+//! refresh and error, refresh now, remove).
 //!
 //! It knows no Tauri, no webview and no D-Bus: `src-tauri` wraps each method
 //! of [`App`] in a `#[tauri::command]` of the same name and does nothing
@@ -29,6 +31,7 @@ mod calendars;
 mod convert;
 mod edit;
 mod error;
+pub mod feeds;
 mod history;
 mod policy;
 mod reminders;
@@ -43,6 +46,7 @@ mod tasks;
 mod views;
 
 pub use error::ApiResult;
+pub use feeds::Feeds;
 pub use policy::DeliveryPolicy;
 pub use service::App;
 pub use sync_account::SyncAccounts;
@@ -85,6 +89,10 @@ macro_rules! ipc_commands {
             sync_devices() -> Vec<DeviceView>;
             sync_revoke(device: String) -> ();
             sync_leave(force: bool) -> SyncAccount;
+            list_subscriptions() -> Vec<SubscriptionView>;
+            add_subscription(request: SubscribeRequest) -> SubscriptionView;
+            refresh_subscription(calendar_id: i64) -> SubscriptionView;
+            remove_subscription(calendar_id: i64) -> ();
         }
     };
 }

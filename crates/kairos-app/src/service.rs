@@ -206,6 +206,10 @@ impl App {
     /// Invalid fields (named), unknown event or calendar, store failures.
     pub fn save_event(&mut self, req: SaveEvent, now: DateTime<Utc>) -> ApiResult<EventRef> {
         let target = self.calendar(req.draft.calendar_id)?.id.0;
+        self.writable(target)?;
+        if let Some(r) = &req.event {
+            self.writable(r.calendar_id)?;
+        }
         let Some(r) = req.event else {
             let uid = self.new_uid(now);
             let ev = event_of(&req.draft, &uid, None, None, now)?;
@@ -306,6 +310,7 @@ impl App {
     /// # Errors
     /// As [`App::save_event`]; an end moved before the start.
     pub fn move_event(&mut self, req: &MoveEvent, now: DateTime<Utc>) -> ApiResult<()> {
+        self.writable(req.event.calendar_id)?;
         let detail = self.get_event(&req.event)?;
         let mut d = detail.draft;
         let (s, e) = edit::draft_span(&d)?;
@@ -352,6 +357,7 @@ impl App {
     /// Unknown event, store failures.
     pub fn delete_event(&mut self, req: &DeleteEvent, now: DateTime<Utc>) -> ApiResult<()> {
         let r = &req.event;
+        self.writable(r.calendar_id)?;
         let comps = self.series(r.calendar_id, &r.uid)?;
         let floating = self.display_tz();
         let master = master_of(&comps);

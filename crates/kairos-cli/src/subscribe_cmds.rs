@@ -8,8 +8,7 @@ use std::sync::Arc;
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use kairos_engine::clock::Clock;
-use kairos_engine::engine::Config;
-use kairos_feeds::{Fetcher, Limits, Outcome, Refreshed, Refresher};
+use kairos_feeds::{Outcome, Refreshed, Refresher};
 use serde_json::{Value, json};
 
 use crate::calendar_cmds::floating_zone;
@@ -60,11 +59,7 @@ pub(crate) fn every(text: &str) -> Result<chrono::Duration> {
 }
 
 fn refresher(tz: Option<&str>) -> Result<Refresher> {
-    Ok(Refresher {
-        fetcher: Fetcher::new(Limits::default())?,
-        horizon: Config::default().horizon,
-        floating: floating_zone(tz)?,
-    })
+    Ok(Refresher::new(floating_zone(tz)?)?)
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {

@@ -27,6 +27,6 @@ pub mod runner;
 pub mod schedule;
 pub mod url;
 
-pub use error::FeedError;
+pub use error::{FeedError, Kind};
 pub use fetch::{Fetcher, Limits};
 pub use refresh::{Outcome, Refreshed, Refresher};

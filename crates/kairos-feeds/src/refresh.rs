@@ -69,6 +69,19 @@ pub fn check_every(every: Duration) -> Result<Duration, FeedError> {
 }
 
 impl Refresher {
+    /// A refresher with the default fetch limits and the engine's default
+    /// horizon (what `kairos subscribe` and the desktop app use).
+    ///
+    /// # Errors
+    /// The HTTP client cannot be built.
+    pub fn new(floating: Tz) -> Result<Self, FeedError> {
+        Ok(Self {
+            fetcher: Fetcher::new(crate::Limits::default())?,
+            horizon: kairos_engine::engine::Config::default().horizon,
+            floating,
+        })
+    }
+
     /// Subscribes calendar `calendar` (default: the feed's `X-WR-CALNAME`,
     /// else the URL's host) to `url`: fetches it at once and stores the
     /// events and the subscription. Nothing is stored when the first

@@ -14,7 +14,7 @@ kind: ErrorKind,
  */
 message: string, };
 
-export type ErrorKind = "invalid" | "not_found" | "store" | "io" | "internal" | "sync_bad_url" | "sync_unreachable" | "sync_timeout" | "sync_tls" | "sync_not_kairos" | "sync_version" | "sync_code_wrong" | "sync_code_used" | "sync_code_expired" | "sync_revoked" | "sync_not_paired" | "sync_already_paired" | "sync_server";
+export type ErrorKind = "invalid" | "not_found" | "store" | "io" | "internal" | "sync_bad_url" | "sync_unreachable" | "sync_timeout" | "sync_tls" | "sync_not_kairos" | "sync_version" | "sync_code_wrong" | "sync_code_used" | "sync_code_expired" | "sync_revoked" | "sync_not_paired" | "sync_already_paired" | "sync_server" | "feed_url" | "feed_unreachable" | "feed_timeout" | "feed_http" | "feed_too_large" | "feed_not_calendar" | "feed_calendar_in_use";
 
 export type CalendarInfo = { 
 /**
@@ -686,6 +686,68 @@ overdue: boolean,
  */
 color: string, };
 
+export type SubscriptionView = { 
+/**
+ * The calendar's id (its events are read-only in the editor: a
+ * refresh replaces them).
+ */
+calendar_id: number, 
+/**
+ * The calendar's name.
+ */
+calendar: string, 
+/**
+ * Where it is fetched (`webcal://` is stored as `https://`).
+ */
+url: string, 
+/**
+ * The refresh interval, minutes.
+ */
+every_minutes: number, 
+/**
+ * The last attempt, whatever its outcome, instant; `null` if never.
+ */
+last_refresh: string | null, 
+/**
+ * The last successful attempt, instant; `null` if never.
+ */
+last_ok: string | null, 
+/**
+ * Why the last attempt failed (`null` after a success); the calendar
+ * kept its last good copy.
+ */
+last_error: FeedProblem | null, 
+/**
+ * When the next refresh is due, instant.
+ */
+next_refresh: string, };
+
+export type FeedProblem = { 
+/**
+ * What kind of problem, for the UI's words (the same kinds a failed
+ * subscribe has: `feed_*`, or `internal`).
+ */
+kind: ErrorKind, 
+/**
+ * The detail, in English (status, reason, limit).
+ */
+message: string, };
+
+export type SubscribeRequest = { 
+/**
+ * `http://`, `https://` or `webcal://`.
+ */
+url: string, 
+/**
+ * The calendar's name; empty: the feed's own name (`X-WR-CALNAME`),
+ * else the URL's host.
+ */
+calendar: string, 
+/**
+ * Refresh interval, minutes: 5 to 10,080 (a week).
+ */
+every_minutes: number, };
+
 /** Events the shell emits (`listen` in `src/ipc`). */
 export const EVENTS = {
   remindersChanged: "kairos://reminders-changed",
@@ -727,6 +789,10 @@ export function makeCommands(invoke: Invoke) {
     sync_devices: (): Promise<Array<DeviceView>> => invoke<Array<DeviceView>>("sync_devices"),
     sync_revoke: (device: string): Promise<null> => invoke<null>("sync_revoke", { device }),
     sync_leave: (force: boolean): Promise<SyncAccount> => invoke<SyncAccount>("sync_leave", { force }),
+    list_subscriptions: (): Promise<Array<SubscriptionView>> => invoke<Array<SubscriptionView>>("list_subscriptions"),
+    add_subscription: (request: SubscribeRequest): Promise<SubscriptionView> => invoke<SubscriptionView>("add_subscription", { request }),
+    refresh_subscription: (calendar_id: number): Promise<SubscriptionView> => invoke<SubscriptionView>("refresh_subscription", { calendar_id }),
+    remove_subscription: (calendar_id: number): Promise<null> => invoke<null>("remove_subscription", { calendar_id }),
   };
 }
 
@@ -762,4 +828,8 @@ export const COMMAND_NAMES = [
   "sync_devices",
   "sync_revoke",
   "sync_leave",
+  "list_subscriptions",
+  "add_subscription",
+  "refresh_subscription",
+  "remove_subscription",
 ] as const;

@@ -15,6 +15,7 @@ const KINDS: readonly ErrorKind[] = [
   "sync_bad_url", "sync_unreachable", "sync_timeout", "sync_tls", "sync_not_kairos", "sync_version",
   "sync_code_wrong", "sync_code_used", "sync_code_expired", "sync_revoked", "sync_not_paired",
   "sync_already_paired", "sync_server",
+  "feed_url", "feed_unreachable", "feed_timeout", "feed_http", "feed_too_large", "feed_not_calendar", "feed_calendar_in_use",
 ];
 
 /** Whatever a command rejected with, as an `ApiError`. */

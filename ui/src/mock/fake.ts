@@ -9,6 +9,7 @@ import type {
   MoveEvent, OccurrenceView, Occurrences, RangeQuery, SaveEvent, Settings, ShownReminder, SnoozeRequest, SyncStatus,
   TaskItem,
 } from "../ipc/bindings";
+import { FakeFeeds } from "./feeds";
 import { FakeSync } from "./sync";
 import { addDays, addMinutes, isLastWeekdayOfMonth, nowWall, parseWall, toDateStr, toMinuteStr, toWallStr, weekdayCode } from "../lib/dates";
 import { capPerDay, perDayError } from "./per-day";
@@ -56,6 +57,8 @@ export class FakeBackend {
   pausedUntil: string | null = null;
   /** What `app_status` says of sync (a test changes it and emits `kairos://sync-changed`). */
   sync: SyncStatus = { state: "synced", last_sync_at: new Date(Date.now() - 4 * 60_000).toISOString(), since: null, reason: null, waiting: 0 };
+  /** ICS subscriptions. */
+  readonly feeds = new FakeFeeds();
   /** Settings → Sync's account and devices. */
   readonly accounts = new FakeSync();
   readonly calls: Call[] = [];
@@ -130,6 +133,10 @@ export class FakeBackend {
           : { state: "off", last_sync_at: null, since: null, reason: null, waiting: 0 };
         return out;
       }
+      case "list_subscriptions": return clone(this.feeds.subs);
+      case "add_subscription": return this.feeds.subscribe(a("request"), this, () => this.nextId++);
+      case "refresh_subscription": return this.feeds.refresh(a("calendar_id"));
+      case "remove_subscription": return (this.feeds.remove(a("calendar_id")), null);
       case "plugin:dialog|open": return "/home/me/holidays.ics";
       case "plugin:dialog|save": return "/home/me/export.ics";
       default: throw { kind: "internal", message: `no command ${cmd}` } satisfies ApiError;
@@ -263,6 +270,8 @@ export class FakeBackend {
   }
 
   private saveEvent(r: SaveEvent): EventRef {
+    this.writable(r.draft.calendar_id);
+    if (r.event) this.writable(r.event.calendar_id);
     this.validate(r.draft);
     if (!r.event) {
       const uid = `fake-${this.nextId++}`;
@@ -282,6 +291,7 @@ export class FakeBackend {
   }
 
   private moveEvent(r: MoveEvent): null {
+    this.writable(r.event.calendar_id);
     const { draft } = this.getEvent(r.event);
     const mv = (s: string, m: number): string => (draft.all_day ? addDays(s, Math.round(m / 1440)) : addMinutes(s, m));
     draft.start = mv(draft.start, r.start_delta_minutes);
@@ -291,6 +301,7 @@ export class FakeBackend {
   }
 
   private deleteEvent(r: DeleteEvent): null {
+    this.writable(r.event.calendar_id);
     const e = this.find(r.event);
     if (r.scope === "this" && r.event.recurrence_id) e.exdates.push(occStart(e, r.event.recurrence_id));
     else this.events = this.events.filter((x) => x !== e);
@@ -313,6 +324,12 @@ export class FakeBackend {
           ]
         : [];
     return { calendar_id: cal.id, events: 3, changed: 3, scheduled: 1, warnings };
+  }
+
+  /** As the backend: a subscribed calendar's events are read-only. */
+  private writable(id: number): void {
+    const s = this.feeds.subs.find((x) => x.calendar_id === id);
+    if (s) throw invalid(`calendar "${s.calendar}" is a subscription: its events are read-only (the next refresh would replace a change); unsubscribe to edit them`);
   }
 
   private exportIcs(r: ExportIcs): number {

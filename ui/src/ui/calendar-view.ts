@@ -17,7 +17,7 @@ import { isNoop, moveDeltas } from "../lib/drag";
 import { explain } from "../lib/errors";
 import { monthPerDay, moreByDate } from "../lib/more";
 import { lang, locale, t } from "../i18n";
-import { eventsChanged, loadStatus, state } from "../state";
+import { eventsChanged, loadStatus, state, subscriptionOf } from "../state";
 import { toast } from "./dom";
 import { editEvent, newEvent } from "./editor";
 import { moreCount, refreshMoreCounts } from "./more-link";
@@ -58,6 +58,8 @@ export function toFcEvent(o: OccurrenceView): EventInput {
     textColor: textOn(o.color),
     // A task has a due time, not a length: it moves but does not resize.
     durationEditable: o.task === null,
+    // A subscribed calendar's events are the feed's: they do not move.
+    ...(subscriptionOf(o.event.calendar_id) ? { editable: false } : {}),
     classNames: o.task ? ["is-task", ...(o.task.done ? ["is-done"] : [])] : [],
     extendedProps: { occ: o },
   };

@@ -9,7 +9,7 @@ import { addDays, addMinutes, lastDayOf, minutesBetween, parseWall, weekdayOrdin
 import { explain } from "../lib/errors";
 import { buildRule, presetOf, PRESETS, ruleToSave, type Preset } from "../lib/recurrence";
 import { locale, t, type Key } from "../i18n";
-import { calendarById, defaultCalendarId, eventsChanged, loadCalendars, loadStatus, state } from "../state";
+import { calendarById, defaultCalendarId, eventsChanged, loadCalendars, loadStatus, state, subscriptionOf } from "../state";
 import { alarmList } from "./alarm-list";
 import { dialogHeader, field, h, option, showDialog, toast } from "./dom";
 import { askScope } from "./scope";
@@ -91,7 +91,8 @@ export function openEditor(input: EditorInput): void {
   const calendar = h(
     "select",
     { id: "ev-calendar" },
-    ...state.calendars.map((c) => option(String(c.id), c.name, c.id === d.calendar_id)),
+    // A subscribed calendar's events are the feed's: none can be moved there.
+    ...state.calendars.filter((c) => c.id === d.calendar_id || !subscriptionOf(c.id)).map((c) => option(String(c.id), c.name, c.id === d.calendar_id)),
   );
   const dot = h("span", { class: "cal-dot" });
   const paintDot = (): void => {
@@ -281,6 +282,22 @@ export function openEditor(input: EditorInput): void {
   paintDot();
   syncRepeat();
   syncAllDay();
+  const feed = subscriptionOf(d.calendar_id);
+  if (feed) readOnly(form, feed.url, [save, del]);
   showDialog(dlg);
   if (!input.ref) title.focus();
+}
+
+/**
+ * An event of a subscribed calendar: shown, not editable (the next
+ * refresh would replace a change; the backend refuses one too), and the
+ * form says why.
+ */
+function readOnly(form: HTMLFormElement, url: string, hide: (HTMLElement | null)[]): void {
+  form.querySelector(".dialog-body")?.prepend(h("p", { id: "ev-readonly", class: "readonly-note", role: "note" }, t("feed.readOnly", { url })));
+  form.querySelectorAll<HTMLInputElement>(".dialog-body input, .dialog-body select, .dialog-body textarea, .dialog-body button").forEach((el) => {
+    el.disabled = true;
+  });
+  for (const b of hide) if (b) b.hidden = true;
+  form.dataset.readonly = "1";
 }

@@ -1,14 +1,16 @@
 /**
  * The calendars sidebar: colour, visibility, event count, an edit dialog
- * (name, colour, default reminders, delete), a "new calendar" button, and
+ * (name, colour, default reminders, delete), an "add calendar" menu (new,
+ * or from a URL: `./feeds`), a subscribed calendar's feed status, and
  * the ICS import/export buttons; below them the tasks (`./tasks`).
  */
 import { api, type CalendarInfo } from "../ipc";
 import { explain } from "../lib/errors";
 import { locale, t } from "../i18n";
-import { eventsChanged, loadCalendars, loadStatus, state, subscribe } from "../state";
+import { eventsChanged, loadCalendars, loadStatus, state, subscribe, subscriptionOf } from "../state";
 import { alarmList } from "./alarm-list";
 import { dialogHeader, field, h, showDialog, toast } from "./dom";
+import { feedRow, openSubscribe } from "./feeds";
 import { exportIcs, importIcs } from "./ics";
 import { confirmDialog } from "./scope";
 import { tasksPanel } from "./tasks";
@@ -33,13 +35,42 @@ function row(c: CalendarInfo): HTMLElement {
         toast(explain(e as never).text, "error");
       });
   });
+  const feed = subscriptionOf(c.id);
   return h(
     "li",
-    { class: "cal-row", "data-calendar-id": String(c.id) },
+    { class: `cal-row${feed ? " is-feed" : ""}`, "data-calendar-id": String(c.id) },
     h("label", { class: "cal-label" }, box, h("span", { class: "cal-name" }, c.name)),
+    feed ? h("span", { class: "cal-feed-badge", title: t("feed.badge", { url: feed.url }), "aria-label": t("feed.badge", { url: feed.url }) }, "⇣") : null,
     h("span", { class: "cal-count muted", title: t("cal.events", { n: c.events }) }, String(c.events)),
     h("button", { type: "button", class: "icon-btn cal-edit", title: t("cal.edit", { name: c.name }), "aria-label": t("cal.edit", { name: c.name }), onclick: () => editCalendar(c) }, "⋯"),
+    feed ? feedRow(feed) : null,
   );
+}
+
+/** The "+" menu: a new calendar, or one subscribed from a URL. */
+function addMenu(): HTMLElement {
+  const menu = h(
+    "div",
+    { id: "add-calendar-menu", class: "menu", role: "menu", hidden: true },
+    h("button", { type: "button", id: "add-calendar-new", role: "menuitem", onclick: () => pick(() => editCalendar(null)) }, t("cal.addNew")),
+    h("button", { type: "button", id: "add-calendar-url", role: "menuitem", onclick: () => pick(openSubscribe) }, t("cal.addUrl")),
+  );
+  const button = h("button", { type: "button", id: "add-calendar", class: "icon-btn", title: t("cal.add"), "aria-label": t("cal.add"), "aria-haspopup": "menu", onclick: () => toggle() }, "+");
+  const away = (e: Event): void => {
+    if (!wrap.contains(e.target as Node)) toggle(false);
+  };
+  const toggle = (open = menu.hidden): void => {
+    menu.hidden = !open;
+    button.setAttribute("aria-expanded", String(open));
+    if (open) document.addEventListener("pointerdown", away);
+    else document.removeEventListener("pointerdown", away);
+  };
+  const pick = (f: () => void): void => {
+    toggle(false);
+    f();
+  };
+  const wrap = h("div", { class: "menu-wrap" }, button, menu);
+  return wrap;
 }
 
 export function sidebar(): HTMLElement {
@@ -54,7 +85,7 @@ export function sidebar(): HTMLElement {
       "div",
       { class: "sidebar-head" },
       h("h2", null, t("cal.heading")),
-      h("button", { type: "button", id: "add-calendar", class: "icon-btn", title: t("cal.add"), "aria-label": t("cal.add"), onclick: () => editCalendar(null) }, "+"),
+      addMenu(),
     ),
     list,
     tasksPanel(),

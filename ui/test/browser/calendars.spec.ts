@@ -18,6 +18,7 @@ test("hiding a calendar saves it invisible and its events leave the view", async
 test("add a calendar with default reminders; a duplicate name is refused, naming the field", async () => {
   const { page } = await open();
   await page.click("#add-calendar");
+  await page.click("#add-calendar-new");
   await page.waitForSelector("#calendar-dialog");
   await page.fill("#cal-name", "Work");
   await page.click("#cal-save");

@@ -1,7 +1,7 @@
 /**
  * The browser tests' page (mock.html): installs the in-memory backend with
  * `mockIPC`, then starts the real UI. `?lang=zh-CN`, `?theme=dark` seed the
- * fake's settings (`?sync=off`: not paired); `window.__kairos` lets a test read calls, make the next
+ * fake's settings (`?sync=off`: not paired; `?feeds=1`: subscriptions); `window.__kairos` lets a test read calls, make the next
  * call of a command fail, and emit shell events.
  */
 import { emit } from "@tauri-apps/api/event";
@@ -21,6 +21,22 @@ const fake = new FakeBackend(settings);
 if (params.get("sync") === "off") {
   fake.accounts.unpair();
   fake.sync = { state: "off", last_sync_at: null, since: null, reason: null, waiting: 0 };
+}
+// `?feeds=1`: two subscribed calendars, one whose last refresh failed.
+if (params.get("feeds") === "1") {
+  let id = 50;
+  const next = (): number => id++;
+  const ago = (min: number): string => new Date(Date.now() - min * 60_000).toISOString().replace(/\.\d{3}Z$/, "Z");
+  fake.feeds.subscribe({ url: "webcal://calendar.example.org/rota.ics", calendar: "Team rota", every_minutes: 60 }, fake, next);
+  fake.feeds.subscribe({ url: "https://school.example.org/term.ics", calendar: "School", every_minutes: 360 }, fake, next);
+  const school = fake.feeds.subs[1];
+  if (school) {
+    school.url = "https://school.example.org/html/term.ics";
+    fake.feeds.refresh(school.calendar_id);
+    school.last_ok = ago(200);
+  }
+  const rota = fake.feeds.subs[0];
+  if (rota) rota.last_refresh = rota.last_ok = ago(12);
 }
 mockIPC((cmd, args) => fake.handle(cmd, (args ?? {}) as Record<string, unknown>), { shouldMockEvents: true });
 

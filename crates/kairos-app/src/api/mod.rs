@@ -14,10 +14,12 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 mod calendars;
+mod feeds;
 mod history;
 mod sync;
 mod tasks;
 pub use calendars::{CalendarInfo, CalendarInput};
+pub use feeds::{FeedProblem, SubscribeRequest, SubscriptionView};
 pub use history::LostEdit;
 pub use sync::{DeviceView, JoinRequest, PairingCode, SyncAccount, SyncState, SyncStatus};
 pub use tasks::{TaskItem, TaskMark};
@@ -74,6 +76,21 @@ pub enum ErrorKind {
     /// Sync: the server refused for another reason (rate limit, its own
     /// failure): the message says.
     SyncServer,
+    /// Subscription: not an `http://`, `https://` or `webcal://` address.
+    FeedUrl,
+    /// Subscription: the server cannot be reached (name, connection, TLS).
+    FeedUnreachable,
+    /// Subscription: no complete answer in time.
+    FeedTimeout,
+    /// Subscription: the server answered with an error status (or
+    /// redirected in a loop).
+    FeedHttp,
+    /// Subscription: the feed is over the size limit.
+    FeedTooLarge,
+    /// Subscription: not a calendar (empty, a web page, unreadable).
+    FeedNotCalendar,
+    /// Subscription: the calendar named has events of its own.
+    FeedCalendarInUse,
 }
 
 /// A reminder of an event, as the editor shows it.
@@ -440,7 +457,9 @@ pub enum Pause {
 pub mod events {
     /// Reminders changed: fired, snoozed, dismissed (no payload).
     pub const REMINDERS_CHANGED: &str = "kairos://reminders-changed";
-    /// Calendar data changed outside the UI, e.g. an import (no payload).
+    /// Calendar data changed outside the UI: an import, a subscription
+    /// refreshed (or failed) in the background, another process or device
+    /// (no payload).
     pub const DATA_CHANGED: &str = "kairos://data-changed";
     /// Open this event in the editor (an `EventRef`).
     pub const OPEN_EVENT: &str = "kairos://open-event";

@@ -3,6 +3,7 @@
 mod calendars;
 mod drag;
 mod editing;
+mod feeds;
 mod history;
 mod keys;
 mod reminders;
