@@ -1,8 +1,10 @@
 //! The `kairos` binary as scripts see it: exit codes, stdout, stderr.
 
-// Sets the real-time clock and reads the daemon's timerfd from /proc.
 mod caldav;
+// A real Radicale from a Python venv (tests/caldav/setup.sh): not under Wine.
+#[cfg(unix)]
 mod caldav_live;
+// Sets the real-time clock and reads the daemon's timerfd from /proc.
 #[cfg(target_os = "linux")]
 mod clock_jump;
 // A shell script, a named pipe and signals.
