@@ -3,6 +3,9 @@
 //! abandoned with the reason; exactly once per instance and channel, also
 //! across two instances on one PostgreSQL with one killed mid-drain.
 
+// Elsewhere the kill test (Unix only) is the only user of some helpers.
+#![cfg_attr(not(unix), allow(dead_code, unused_imports))]
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -208,6 +211,8 @@ async fn fallback(server: &Server, args: &[&str]) {
     );
 }
 
+// SIGKILL and SIGTERM (nix): Unix only.
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread")]
 async fn two_instances_deliver_each_reminder_once_and_take_over_a_killed_ones_claims() {
     const N: usize = 300;
