@@ -66,7 +66,7 @@ check-windows: deps ui
 	# The CLI's tests one at a time: run in parallel under Wine 8, one of
 	# them now and then waits forever on a child's output pipe after the
 	# child is gone (2 of 2 parallel runs on 2026-12-06, a different test
-	# each time; 0 of 2 serial runs, 136 s each).
+	# each time; 0 of 2 serial runs, 136 s and 117 s).
 	CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=$(CURDIR)/scripts/wine/run.sh \
 	  $(CARGO) test --target $(WINDOWS) -p kairos-cli --locked -- --test-threads=1
 
