@@ -10,11 +10,9 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 
-use std::io::{BufRead, BufReader};
 use std::process::Stdio;
-use std::sync::mpsc;
 
-use crate::daemon::{Daemon, kairos};
+use crate::daemon::{Daemon, kairos, spawn};
 
 #[allow(dead_code)] // Shared with kairos-caldav's tests; not every helper is used here.
 #[path = "../../../kairos-caldav/tests/it/server.rs"]
@@ -64,23 +62,10 @@ fn add(db: &std::path::Path, rad: &DavServer, every: &str) {
 /// A daemon on `db` printing reminders on stdout, its passwords in the
 /// file secret store.
 fn daemon(db: &std::path::Path) -> Daemon {
-    let mut child = kairos(db)
-        .env("KAIROS_SECRET_STORE", "file")
-        .args(["daemon", "--sink", "stdout", "--tz", "UTC"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn daemon");
-    let out = child.stdout.take().expect("stdout");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    Daemon { child, lines: rx }
+    let mut c = kairos(db);
+    c.env("KAIROS_SECRET_STORE", "file")
+        .args(["daemon", "--sink", "stdout", "--tz", "UTC"]);
+    spawn(c)
 }
 
 /// The next line the daemon prints, within `deadline`, parsed.

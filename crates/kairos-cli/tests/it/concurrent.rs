@@ -6,13 +6,13 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
 
-use crate::daemon::{Daemon, kairos};
+use crate::daemon::{Daemon, kairos, spawn};
 
 /// A test directory with a named pipe the command writes to, and the
 /// script: it reports each reminder on the pipe; the first time it is
@@ -111,23 +111,10 @@ printf '%s\n' "$input" > '{d}/said'
 /// `kairos daemon --sink stdout --sink command:… --sink-timeout SECS`.
 fn daemon(r: &Rig, timeout: &str) -> Daemon {
     let cmd = format!("command:sh '{}'", r.dir.path().join("cmd.sh").display());
-    let mut child = kairos(&r.db)
-        .args(["daemon", "--sink", "stdout", "--sink", &cmd])
-        .args(["--sink-timeout", timeout, "--tz", "UTC"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn daemon");
-    let out = child.stdout.take().expect("stdout");
-    let (tx, lines) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    Daemon { child, lines }
+    let mut c = kairos(&r.db);
+    c.args(["daemon", "--sink", "stdout", "--sink", &cmd])
+        .args(["--sink-timeout", timeout, "--tz", "UTC"]);
+    spawn(c)
 }
 
 fn json(line: &str) -> serde_json::Value {

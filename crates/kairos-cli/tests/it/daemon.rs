@@ -43,8 +43,15 @@ fn start(db: &Path, offset: i64) -> Daemon {
 
 /// A daemon on `db` with one extra global argument (its clock).
 pub(crate) fn start_with(db: &Path, clock_arg: &str) -> Daemon {
-    let mut child = kairos(db)
-        .args(["daemon", "--sink", "stdout", "--tz", "UTC", clock_arg])
+    let mut cmd = kairos(db);
+    cmd.args(["daemon", "--sink", "stdout", "--tz", "UTC", clock_arg]);
+    spawn(cmd)
+}
+
+/// Starts `cmd` (a `kairos … daemon`), its stdout lines sent to
+/// [`Daemon::lines`] by a thread, its stderr inherited.
+pub(crate) fn spawn(mut cmd: Command) -> Daemon {
+    let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
