@@ -97,18 +97,18 @@ deploy-check:
 	$(CARGO) build -p kairos-server --locked
 	deploy/check.sh $(TARGET)/debug/kairos-server
 
-$(SMTP_PY): tests/smtp/requirements.txt tests/smtp/setup.sh
+$(SMTP_PY): tests/smtp/requirements.txt tests/smtp/setup.sh scripts/pyenv.sh
 	tests/smtp/setup.sh
 
 ## Two-way CalDAV (issue #19 §2) against a real Radicale on 127.0.0.1.
-$(CALDAV_PY): tests/caldav/requirements.txt tests/caldav/setup.sh
+$(CALDAV_PY): tests/caldav/requirements.txt tests/caldav/setup.sh scripts/pyenv.sh
 	tests/caldav/setup.sh
 
 .PHONY: caldav
 caldav: $(CALDAV_PY)
 	$(CARGO) test -p kairos-caldav --locked
 
-$(PY): tests/differential/requirements.txt tests/differential/setup.sh
+$(PY): tests/differential/requirements.txt tests/differential/setup.sh scripts/pyenv.sh
 	tests/differential/setup.sh
 
 differential: $(PY)
