@@ -23,10 +23,16 @@ notification server (tests/e2e/fake_notifyd.py) on that bus:
    open, then closed to the tray (scripts/bench_app.py's idle part),
    alternating a database never paired and one paired with a running
    server the app stays connected to (the live link pings every 30 s).
+4. dense: memory (PSS) of the app's tree with the window open on a
+   database of 10,000 generated events (scripts/bench_app.py's rss part:
+   the month view, after rendering went quiet and a settle time),
+   alternating never paired and paired + connected (the events pushed
+   before the launch, so the outbox is empty and the app only catches up).
 
 Every wait is bounded; everything started is stopped at the end.
 Usage: scripts/bench_app_sync.py APP [--reminders 100] [--runs 5]
-       [--parts close,start,idle] [--idle-secs 30] [--idle-runs 2]
+       [--parts close,start,idle,dense] [--idle-secs 30] [--idle-runs 2]
+       [--events 10000]
        (kairos, kairos-server beside APP)
 """
 
@@ -271,6 +277,46 @@ def idle(rig, runs, secs):
     return out
 
 
+def dense(rig, runs, n, settle=5):
+    """Part 4. Returns {variant: [tree_mem results]}."""
+    display = os.environ.get("DISPLAY")
+    src = os.path.join(rig.work, "dense-%d.ics" % n)
+    ba.make_ics(src, n)
+    dbs = {v: os.path.join(rig.work, "dense-" + v + ".db") for v in ("no-sync", "synced")}
+    _, url = rig.start_server()
+    for v, db in dbs.items():
+        rig.kairos(db, "import", src, "--calendar", "Bench")
+    rig.pair(url, dbs["synced"])
+    rig.kairos(dbs["synced"], "sync", "now")
+    if rig.kairos(dbs["synced"], "sync", "status")[0].get("outbox"):
+        raise RuntimeError("the synced database kept ops in its outbox")
+    out = {v: [] for v in dbs}
+    try:
+        for i in range(runs):
+            for v, db in dbs.items():
+                home = tempfile.mkdtemp(prefix="dense-", dir=rig.work)
+                run = ba.AppRun(rig.app, display, home, db)
+                try:
+                    if not run.wait_first_view(60, display):
+                        raise RuntimeError("%s: no first view within 60 s" % v)
+                    pid = run.app_pid()
+                    ba.wait_quiet(pid, run.t0)
+                    time.sleep(settle)
+                    mem = ba.tree_mem(pid)
+                finally:
+                    run.stop()
+                if v == "synced":
+                    st = rig.kairos(db, "sync", "status")[0]
+                    if st.get("last_error") or not st.get("last_sync_at"):
+                        raise RuntimeError("the synced run did not sync: %s" % st)
+                out[v].append(mem)
+                log("%s dense run %d: PSS %s MB (RSS %s MB), first view %s ms"
+                    % (v, i, mem["pss_mb"], mem["rss_mb"], run.first_view_ms))
+    finally:
+        rig.stop()
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("app")
@@ -279,6 +325,7 @@ def main():
     ap.add_argument("--parts", default="close,start")
     ap.add_argument("--idle-secs", type=int, default=30)
     ap.add_argument("--idle-runs", type=int, default=2)
+    ap.add_argument("--events", type=int, default=10000)
     a = ap.parse_args()
     parts = a.parts.split(",")
     work = tempfile.mkdtemp(prefix="kairos-bench-sync-")
@@ -319,6 +366,13 @@ def main():
                                med(lambda r: r["tray"]["cpu_pct"]),
                                med(lambda r: r["rss_tray"]["pss_mb"] or 0),
                                "baseline" if v == "no-sync" else "no worse than no sync"))
+        if "dense" in parts:
+            res = dense(rig, a.idle_runs, a.events)
+            for v, rs in res.items():
+                pss = statistics.median(r["pss_mb"] or 0 for r in rs)
+                rows.append("| %d events, month view, %s (median of %d) | PSS %.1f MB | %s |"
+                            % (a.events, v, len(rs), pss,
+                               "≤ 200 MB: %s" % ("met" if pss <= 200 else "NOT met")))
     finally:
         rig.stop()
         shutil.rmtree(work, ignore_errors=True)
