@@ -194,7 +194,7 @@ async fn a_failing_webhook_is_retried_at_10s_30s_2min_then_abandoned_with_the_re
 }
 
 /// `kairos-server fallback` on `server`'s store.
-async fn fallback(server: &Server, args: &[&str]) {
+pub async fn fallback(server: &Server, args: &[&str]) {
     let out = Command::new(BIN)
         .arg("--data")
         .arg(&server.data)
@@ -221,7 +221,15 @@ async fn two_instances_deliver_each_reminder_once_and_take_over_a_killed_ones_cl
     let mut hook = receiver::start(&[], Duration::from_millis(25)).await;
     let dir = tempfile::tempdir().unwrap();
     let url = crate::pg::database().await;
-    let args = ["--remind-lease-ms", "2000", "--remind-poll-ms", "100"];
+    // No rate limit: 300 reminders of one account at once is the point.
+    let args = [
+        "--remind-lease-ms",
+        "2000",
+        "--remind-poll-ms",
+        "100",
+        "--remind-per-minute",
+        "0",
+    ];
     let mut one = Server::start_pg(&dir.path().join("one"), &url, &args).await;
     let two = Server::start_pg(&dir.path().join("two"), &url, &args).await;
     let (id, token) = two.device("alice", "laptop").await;
