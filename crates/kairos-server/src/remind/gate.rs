@@ -46,6 +46,14 @@ impl Default for Limits {
 /// How long deliveries wait while a half-open destination's probe runs.
 pub const PROBE_WAIT_MS: i64 = 1_000;
 
+/// A probe with no answer recorded after this long (its task ended
+/// without one) no longer holds the others back: the next delivery
+/// probes. Above the channels' timeouts (10 s webhook, 20 s SMTP).
+pub const PROBE_STALE_MS: i64 = 60_000;
+
+/// Buckets kept before the full ones are dropped (memory bound).
+const MAX_BUCKETS: usize = 10_000;
+
 /// The answer for one delivery.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Admit {
@@ -61,9 +69,16 @@ pub enum Admit {
 
 #[derive(Debug, Clone, Copy)]
 enum Circuit {
-    Closed { failures: u32 },
-    Open { until: i64 },
-    HalfOpen { probing: bool },
+    Closed {
+        failures: u32,
+    },
+    Open {
+        until: i64,
+    },
+    /// A probe went at `since`.
+    Probing {
+        since: i64,
+    },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -94,15 +109,23 @@ impl Gate {
             .unwrap_or(Circuit::Closed { failures: 0 });
         let probe = match circuit {
             Circuit::Open { until } if now < until => return Admit::CircuitOpen(until),
-            Circuit::HalfOpen { probing: true } => {
+            Circuit::Probing { since } if now < since + PROBE_STALE_MS => {
                 return Admit::CircuitOpen(now + PROBE_WAIT_MS);
             }
-            Circuit::Open { .. } | Circuit::HalfOpen { probing: false } => true,
+            Circuit::Open { .. } | Circuit::Probing { .. } => true,
             Circuit::Closed { .. } => false,
         };
         if limits.per_minute > 0 {
             let per_ms = f64::from(limits.per_minute) / 60_000.0;
             let cap = f64::from(limits.per_minute);
+            if self.buckets.len() >= MAX_BUCKETS {
+                // A bucket refilled to the brim is the same as none.
+                self.buckets.retain(|_, b| {
+                    #[allow(clippy::cast_precision_loss)] // ms since the last refill
+                    let full = b.tokens + (now - b.at).max(0) as f64 * per_ms >= cap;
+                    !full
+                });
+            }
             let b = self.buckets.entry(account.to_owned()).or_insert(Bucket {
                 tokens: cap,
                 at: now,
@@ -120,7 +143,7 @@ impl Gate {
         }
         if probe {
             self.circuits
-                .insert(destination.to_owned(), Circuit::HalfOpen { probing: true });
+                .insert(destination.to_owned(), Circuit::Probing { since: now });
             Admit::Probe
         } else {
             Admit::Go
@@ -137,7 +160,7 @@ impl Gate {
             .unwrap_or(Circuit::Closed { failures: 0 });
         let next = match (circuit, retryable) {
             (_, false) => Circuit::Closed { failures: 0 },
-            (Circuit::HalfOpen { .. }, true) => Circuit::Open {
+            (Circuit::Probing { .. }, true) => Circuit::Open {
                 until: now + ms(limits.cooloff),
             },
             // A send that started before the circuit opened: it changes nothing.
@@ -217,7 +240,12 @@ mod tests {
         g.record(&L, "h:80", true, 30_010);
         assert_eq!(g.admit(&L, "a", "h:80", 30_011), Admit::CircuitOpen(60_010));
         assert_eq!(g.admit(&L, "a", "h:80", 60_010), Admit::Probe);
-        g.record(&L, "h:80", false, 60_020);
+        // A probe that never reports stops holding the others back.
+        assert_eq!(
+            g.admit(&L, "a", "h:80", 60_010 + PROBE_STALE_MS),
+            Admit::Probe
+        );
+        g.record(&L, "h:80", false, 60_020 + PROBE_STALE_MS);
         assert!(g.open().is_empty());
         assert_eq!(g.admit(&L, "a", "h:80", 60_021), Admit::Go);
     }
@@ -232,6 +260,19 @@ mod tests {
         assert_eq!(g.admit(&l, "b", "h:80", 0), Admit::Go, "per account");
         assert_eq!(g.admit(&l, "a", "h:80", 30_000), Admit::Go);
         assert_eq!(g.admit(&l, "a", "h:80", 30_000), Admit::RateLimited(60_000));
+    }
+
+    #[test]
+    fn full_buckets_are_dropped_past_the_bound() {
+        let l = Limits { per_minute: 2, ..L };
+        let mut g = Gate::default();
+        for i in 0..MAX_BUCKETS {
+            assert_eq!(g.admit(&l, &format!("a{i}"), "h:80", 0), Admit::Go);
+        }
+        assert_eq!(g.admit(&l, "late", "h:80", 29_000), Admit::Go);
+        assert_eq!(g.buckets.len(), MAX_BUCKETS + 1, "none full yet");
+        assert_eq!(g.admit(&l, "later", "h:80", 30_000), Admit::Go);
+        assert_eq!(g.buckets.len(), 2, "refilled ones dropped");
     }
 
     #[test]
