@@ -12,7 +12,9 @@
 //!
 //! The rate limit: a token bucket per account holding `per_minute`
 //! deliveries, refilled at `per_minute` a minute; a delivery with no token
-//! is deferred to when the next token arrives.
+//! reserves the next free one (the bucket goes into debt) and is deferred
+//! to when it arrives, so a backlog is deferred once each, spread over the
+//! minutes it needs.
 //!
 //! Per instance: with M instances on one PostgreSQL each keeps its own
 //! breakers (each learns a destination is down on its own) and its own
@@ -81,10 +83,13 @@ enum Circuit {
     },
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Bucket {
+    /// Below 0: tokens owed to deferred deliveries.
     tokens: f64,
     at: i64,
+    /// Deliveries deferred with a token reserved, and their time.
+    reserved: HashMap<String, i64>,
 }
 
 /// The breakers and buckets of one instance.
@@ -99,9 +104,17 @@ fn ms(d: Duration) -> i64 {
 }
 
 impl Gate {
-    /// Whether a delivery of `account` to `destination` may go at `now`;
-    /// a `Go` or `Probe` takes one of the account's tokens.
-    pub fn admit(&mut self, limits: &Limits, account: &str, destination: &str, now: i64) -> Admit {
+    /// Whether the delivery `delivery` (its id) of `account` to
+    /// `destination` may go at `now`; a `Go` or `Probe` takes one of the
+    /// account's tokens (or the one reserved for it).
+    pub fn admit(
+        &mut self,
+        limits: &Limits,
+        account: &str,
+        delivery: &str,
+        destination: &str,
+        now: i64,
+    ) -> Admit {
         let circuit = self
             .circuits
             .get(destination)
@@ -115,31 +128,8 @@ impl Gate {
             Circuit::Open { .. } | Circuit::Probing { .. } => true,
             Circuit::Closed { .. } => false,
         };
-        if limits.per_minute > 0 {
-            let per_ms = f64::from(limits.per_minute) / 60_000.0;
-            let cap = f64::from(limits.per_minute);
-            if self.buckets.len() >= MAX_BUCKETS {
-                // A bucket refilled to the brim is the same as none.
-                self.buckets.retain(|_, b| {
-                    #[allow(clippy::cast_precision_loss)] // ms since the last refill
-                    let full = b.tokens + (now - b.at).max(0) as f64 * per_ms >= cap;
-                    !full
-                });
-            }
-            let b = self.buckets.entry(account.to_owned()).or_insert(Bucket {
-                tokens: cap,
-                at: now,
-            });
-            #[allow(clippy::cast_precision_loss)] // ms since the last refill
-            let elapsed = (now - b.at).max(0) as f64;
-            b.tokens = (b.tokens + elapsed * per_ms).min(cap);
-            b.at = b.at.max(now);
-            if b.tokens < 1.0 {
-                #[allow(clippy::cast_possible_truncation)] // at most a minute
-                let wait = ((1.0 - b.tokens) / per_ms).ceil() as i64;
-                return Admit::RateLimited(now + wait.max(1));
-            }
-            b.tokens -= 1.0;
+        if let Some(at) = self.take(limits, account, delivery, now) {
+            return Admit::RateLimited(at);
         }
         if probe {
             self.circuits
@@ -148,6 +138,53 @@ impl Gate {
         } else {
             Admit::Go
         }
+    }
+
+    /// The rate limit: `None` if `delivery` may go (a token taken, or the
+    /// one reserved for it when it was deferred), else when its reserved
+    /// token comes. Excess deliveries each reserve the next free token
+    /// (the bucket goes into debt), so a backlog is spread over its slots
+    /// once instead of deferred again at every token.
+    fn take(&mut self, limits: &Limits, account: &str, delivery: &str, now: i64) -> Option<i64> {
+        if limits.per_minute == 0 {
+            return None;
+        }
+        let per_ms = f64::from(limits.per_minute) / 60_000.0;
+        let cap = f64::from(limits.per_minute);
+        #[allow(clippy::cast_precision_loss)] // ms since the last refill
+        let refill = |b: &Bucket| b.tokens + (now - b.at).max(0) as f64 * per_ms;
+        if self.buckets.len() >= MAX_BUCKETS {
+            // A bucket refilled to the brim is the same as none.
+            self.buckets
+                .retain(|_, b| refill(b) < cap || !b.reserved.is_empty());
+        }
+        let b = self
+            .buckets
+            .entry(account.to_owned())
+            .or_insert_with(|| Bucket {
+                tokens: cap,
+                at: now,
+                reserved: HashMap::new(),
+            });
+        b.tokens = refill(b).min(cap);
+        b.at = b.at.max(now);
+        if b.reserved.remove(delivery).is_some() {
+            return None;
+        }
+        if b.tokens >= 0.0 && !b.reserved.is_empty() {
+            // Out of debt: what is still reserved was cancelled meanwhile.
+            b.reserved.clear();
+        }
+        if b.tokens >= 1.0 {
+            b.tokens -= 1.0;
+            return None;
+        }
+        #[allow(clippy::cast_possible_truncation)] // debt / rate: bounded by the backlog
+        let wait = ((1.0 - b.tokens) / per_ms).ceil() as i64;
+        b.tokens -= 1.0;
+        let at = now + wait.max(1);
+        b.reserved.insert(delivery.to_owned(), at);
+        Some(at)
     }
 
     /// Records the answer of a delivery to `destination`: `retryable` for
@@ -225,41 +262,51 @@ mod tests {
     #[test]
     fn a_circuit_opens_after_k_failures_then_lets_one_probe_through() {
         let mut g = Gate::default();
-        assert_eq!(g.admit(&L, "a", "h:80", 0), Admit::Go);
+        assert_eq!(g.admit(&L, "a", "d", "h:80", 0), Admit::Go);
         g.record(&L, "h:80", true, 0);
-        assert_eq!(g.admit(&L, "a", "h:80", 1), Admit::Go);
+        assert_eq!(g.admit(&L, "a", "d", "h:80", 1), Admit::Go);
         g.record(&L, "h:80", true, 1);
         assert_eq!(g.open(), ["h:80"]);
-        assert_eq!(g.admit(&L, "a", "h:80", 2), Admit::CircuitOpen(30_001));
-        assert_eq!(g.admit(&L, "a", "other:80", 2), Admit::Go);
-        assert_eq!(g.admit(&L, "a", "h:80", 30_001), Admit::Probe);
+        assert_eq!(g.admit(&L, "a", "d", "h:80", 2), Admit::CircuitOpen(30_001));
+        assert_eq!(g.admit(&L, "a", "d", "other:80", 2), Admit::Go);
+        assert_eq!(g.admit(&L, "a", "d", "h:80", 30_001), Admit::Probe);
         assert_eq!(
-            g.admit(&L, "a", "h:80", 30_002),
+            g.admit(&L, "a", "d", "h:80", 30_002),
             Admit::CircuitOpen(30_002 + PROBE_WAIT_MS)
         );
         g.record(&L, "h:80", true, 30_010);
-        assert_eq!(g.admit(&L, "a", "h:80", 30_011), Admit::CircuitOpen(60_010));
-        assert_eq!(g.admit(&L, "a", "h:80", 60_010), Admit::Probe);
+        assert_eq!(
+            g.admit(&L, "a", "d", "h:80", 30_011),
+            Admit::CircuitOpen(60_010)
+        );
+        assert_eq!(g.admit(&L, "a", "d", "h:80", 60_010), Admit::Probe);
         // A probe that never reports stops holding the others back.
         assert_eq!(
-            g.admit(&L, "a", "h:80", 60_010 + PROBE_STALE_MS),
+            g.admit(&L, "a", "d", "h:80", 60_010 + PROBE_STALE_MS),
             Admit::Probe
         );
         g.record(&L, "h:80", false, 60_020 + PROBE_STALE_MS);
         assert!(g.open().is_empty());
-        assert_eq!(g.admit(&L, "a", "h:80", 60_021), Admit::Go);
+        assert_eq!(g.admit(&L, "a", "d", "h:80", 60_021), Admit::Go);
     }
 
     #[test]
     fn an_account_over_its_rate_waits_for_the_next_token() {
         let l = Limits { per_minute: 2, ..L };
         let mut g = Gate::default();
-        assert_eq!(g.admit(&l, "a", "h:80", 0), Admit::Go);
-        assert_eq!(g.admit(&l, "a", "h:80", 0), Admit::Go);
-        assert_eq!(g.admit(&l, "a", "h:80", 0), Admit::RateLimited(30_000));
-        assert_eq!(g.admit(&l, "b", "h:80", 0), Admit::Go, "per account");
-        assert_eq!(g.admit(&l, "a", "h:80", 30_000), Admit::Go);
-        assert_eq!(g.admit(&l, "a", "h:80", 30_000), Admit::RateLimited(60_000));
+        let mut go = |account: &str, d: &str, now: i64| g.admit(&l, account, d, "h:80", now);
+        assert_eq!(go("a", "1", 0), Admit::Go);
+        assert_eq!(go("a", "2", 0), Admit::Go);
+        assert_eq!(go("a", "3", 0), Admit::RateLimited(30_000));
+        assert_eq!(go("a", "4", 0), Admit::RateLimited(60_000), "the next slot");
+        assert_eq!(go("b", "1", 0), Admit::Go, "per account");
+        assert_eq!(go("a", "3", 30_000), Admit::Go, "its reserved token");
+        assert_eq!(go("a", "5", 30_000), Admit::RateLimited(90_000));
+        assert_eq!(go("a", "4", 60_000), Admit::Go);
+        // "5" was cancelled meanwhile: once out of debt, nothing is owed.
+        assert_eq!(go("a", "6", 200_000), Admit::Go);
+        assert_eq!(go("a", "7", 200_000), Admit::Go);
+        assert_eq!(go("a", "8", 200_000), Admit::RateLimited(230_000));
     }
 
     #[test]
@@ -267,11 +314,11 @@ mod tests {
         let l = Limits { per_minute: 2, ..L };
         let mut g = Gate::default();
         for i in 0..MAX_BUCKETS {
-            assert_eq!(g.admit(&l, &format!("a{i}"), "h:80", 0), Admit::Go);
+            assert_eq!(g.admit(&l, &format!("a{i}"), "d", "h:80", 0), Admit::Go);
         }
-        assert_eq!(g.admit(&l, "late", "h:80", 29_000), Admit::Go);
+        assert_eq!(g.admit(&l, "late", "d", "h:80", 29_000), Admit::Go);
         assert_eq!(g.buckets.len(), MAX_BUCKETS + 1, "none full yet");
-        assert_eq!(g.admit(&l, "later", "h:80", 30_000), Admit::Go);
+        assert_eq!(g.admit(&l, "later", "d", "h:80", 30_000), Admit::Go);
         assert_eq!(g.buckets.len(), 2, "refilled ones dropped");
     }
 

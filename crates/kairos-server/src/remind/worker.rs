@@ -269,9 +269,10 @@ impl Reminders {
         later: impl Fn() -> DateTime<Utc>,
     ) -> (Finish, &'static str) {
         let dest = destination(&c.channel, &c.target);
+        let delivery = format!("{}/{}/{}", c.account, c.key, c.channel);
         let admit = self
             .gate()
-            .admit(&opts.limits, &c.account, &dest, ms(later()));
+            .admit(&opts.limits, &c.account, &delivery, &dest, ms(later()));
         let at = |t: i64| kairos_proto::utc::format(&from_ms(t));
         match admit {
             Admit::CircuitOpen(until) => {

@@ -266,12 +266,17 @@ async fn an_account_over_its_rate_is_deferred_not_dropped_and_others_are_not_hel
         ),
         "{why:?}"
     );
-    // A token every 30 s.
+    // A token every 30 s: d waits for the second one, each once.
+    let why = trail(&rem, "alice", "d").await;
+    assert!(
+        why.last().unwrap().contains("until 2030-01-07T09:46:00"),
+        "{why:?}"
+    );
     assert_eq!(rem.drain(secs(29), &o, &ch).await.unwrap().claimed, 0);
     let d = rem.drain(secs(31), &o, &ch).await.unwrap();
-    assert_eq!((d.sent, d.deferred), (1, 1), "{d:?}");
+    assert_eq!((d.claimed, d.sent), (1, 1), "{d:?}");
     let d = rem.drain(secs(61), &o, &ch).await.unwrap();
-    assert_eq!((d.sent, d.deferred), (1, 0), "{d:?}");
+    assert_eq!((d.claimed, d.sent), (1, 1), "{d:?}");
     assert_eq!(summaries(&mut hook, 2).await, ["c", "d"]);
     let why = trail(&rem, "alice", "d").await;
     assert!(
