@@ -13,7 +13,7 @@ use kairos_server::remind::webhook::Poster;
 use kairos_server::remind::{Channels, Options, Reminders};
 
 use crate::receiver::{self, Receiver};
-use crate::remind::{at, database, webhook};
+use crate::remind::{NO_TASK, at, database, webhook};
 use crate::support::{Client, Maker, Server};
 
 fn channels() -> Channels {
@@ -103,7 +103,7 @@ async fn trail(rem: &Reminders, account: &str, uid: &str) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_backlog_drains_by_second_then_priority_then_calendar() {
     let mut hook = receiver::start(&[], Duration::ZERO).await;
-    let server = Server::start(&["--no-reminders"]).await;
+    let server = Server::start(NO_TASK).await;
     let s = "20300107T100000Z";
     let items = vec![
         item("c1", "p5", s, Some(5)),
@@ -154,7 +154,7 @@ async fn a_failing_destination_opens_its_circuit_and_its_deliveries_wait_without
     // Two 503s, then the destination is back.
     let mut hook = receiver::start(&[503, 503], Duration::ZERO).await;
     let mut other = receiver::start(&[], Duration::ZERO).await;
-    let server = Server::start(&["--no-reminders"]).await;
+    let server = Server::start(NO_TASK).await;
     let s = "20300107T100000Z";
     let uids = ["a", "b", "c", "d"];
     let items = uids.iter().map(|u| item("c1", u, s, None)).collect();
@@ -231,7 +231,7 @@ async fn a_failing_destination_opens_its_circuit_and_its_deliveries_wait_without
 #[tokio::test(flavor = "multi_thread")]
 async fn an_account_over_its_rate_is_deferred_not_dropped_and_others_are_not_held_up() {
     let mut hook = receiver::start(&[], Duration::ZERO).await;
-    let server = Server::start(&["--no-reminders"]).await;
+    let server = Server::start(NO_TASK).await;
     let s = "20300107T100000Z";
     let items = ["a", "b", "c", "d"]
         .iter()
