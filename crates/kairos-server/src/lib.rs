@@ -230,10 +230,13 @@ impl Server {
         }
         let (stop_tx, stop_rx) = watch::channel(false);
         let relay = relay::start(&self.ctx);
-        let reminders =
-            remind::serve::start(&self.ctx.config.reminders, &self.ctx.config.database())
-                .await
-                .map_err(ServerError::Reminders)?;
+        let reminders = remind::serve::start(
+            &self.ctx.config.reminders,
+            &self.ctx.config.database(),
+            Arc::clone(&self.ctx.metrics),
+        )
+        .await
+        .map_err(ServerError::Reminders)?;
         let mut tasks = JoinSet::new();
         tokio::pin!(shutdown);
         loop {

@@ -70,6 +70,18 @@ struct Cli {
     /// Longest sleep of the reminder task between rounds.
     #[arg(long, hide = true, default_value_t = 1_000)]
     remind_poll_ms: u64,
+    /// Consecutive retryable failures that open a reminder destination's
+    /// circuit (a webhook host, the SMTP relay).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    circuit_failures: u32,
+    /// Seconds an open circuit defers its destination's deliveries before
+    /// one probe.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    circuit_cooloff_secs: u64,
+    /// Fallback deliveries per account and minute (0: no limit); excess
+    /// ones are deferred, not dropped.
+    #[arg(long, default_value_t = 60)]
+    remind_per_minute: u32,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -219,6 +231,11 @@ fn serve(cli: Cli) -> anyhow::Result<()> {
     config.reminders.mail_from.clone_from(&cli.mail_from);
     config.reminders.lease = Duration::from_millis(cli.remind_lease_ms.max(1));
     config.reminders.poll = Duration::from_millis(cli.remind_poll_ms.max(1));
+    config.reminders.limits = kairos_server::remind::gate::Limits {
+        failures: cli.circuit_failures,
+        cooloff: Duration::from_secs(cli.circuit_cooloff_secs),
+        per_minute: cli.remind_per_minute,
+    };
     if let (Some(cert), Some(key)) = (&cli.tls_cert, &cli.tls_key) {
         config.tls = Some(load_tls(cert, key)?);
     }

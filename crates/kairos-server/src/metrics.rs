@@ -8,7 +8,7 @@
 //! of another, which Prometheus tolerates; nothing here takes a lock on a
 //! session's path.
 //!
-//! Adding a metric (task C's reminder counters go here): a field in
+//! Adding a metric (the reminder task's are in `remind::metrics`): a field in
 //! [`Metrics`], its update where the thing happens (`ctx.metrics.x.inc()`),
 //! and one line in [`Metrics::render`]. [`Family`] is a counter per label
 //! value (a channel, an outcome) for label sets not known in advance.
@@ -56,7 +56,7 @@ impl Family {
         *m.entry(label.to_owned()).or_default() += n;
     }
 
-    fn snapshot(&self) -> Vec<(String, u64)> {
+    pub(crate) fn snapshot(&self) -> Vec<(String, u64)> {
         let m = self
             .0
             .lock()
@@ -150,6 +150,8 @@ pub struct Metrics {
     pub store_write: Histogram,
     /// Refused upgrades: bad token or pairing code, by path (`sync`, `join`).
     pub auth_failures: Family,
+    /// Server-side reminders (`kairos_remind_*`).
+    pub reminders: crate::remind::metrics::Reminding,
 }
 
 impl Metrics {
@@ -246,20 +248,21 @@ impl Metrics {
                 escape(&path)
             );
         }
+        self.reminders.render(&mut o);
         o
     }
 }
 
-fn header(o: &mut String, name: &str, kind: &str, help: &str) {
+pub(crate) fn header(o: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}");
 }
 
-fn counter(o: &mut String, name: &str, help: &str, v: u64) {
+pub(crate) fn counter(o: &mut String, name: &str, help: &str, v: u64) {
     header(o, name, "counter", help);
     let _ = writeln!(o, "{name} {v}");
 }
 
-fn gauge(o: &mut String, name: &str, help: &str, v: u64) {
+pub(crate) fn gauge(o: &mut String, name: &str, help: &str, v: u64) {
     header(o, name, "gauge", help);
     let _ = writeln!(o, "{name} {v}");
 }
@@ -284,7 +287,7 @@ fn histogram(o: &mut String, name: &str, help: &str, h: &Histogram) {
 }
 
 /// A label value as the text format wants it.
-fn escape(v: &str) -> String {
+pub(crate) fn escape(v: &str) -> String {
     v.replace('\\', "\\\\")
         .replace('"', "\\\"")
         .replace('\n', "\\n")

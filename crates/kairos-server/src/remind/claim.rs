@@ -5,7 +5,9 @@
 //! whose time has come and whose lease (if any) has run out: on PostgreSQL
 //! with `FOR UPDATE SKIP LOCKED`, so instances claim disjoint batches
 //! without waiting on each other; on SQLite inside `BEGIN IMMEDIATE` (one
-//! writer). A killed instance's rows are claimable again once its lease
+//! writer). A claim takes rows in the order (due second, rank, calendar,
+//! key): a backlog's same second goes out by task priority, and a row due
+//! in an earlier second goes before any of a later one (no starvation). A killed instance's rows are claimable again once its lease
 //! ends. A success is recorded by inserting into `remind_sent`, whose
 //! primary key (account, key, channel) admits one success per instance
 //! and channel whatever the leases did; a second is counted as a
@@ -42,6 +44,26 @@ pub struct Claimed {
     pub state: String,
     /// The instance's calendar uid.
     pub calendar: String,
+    /// When the delivery was due (ms): the trigger plus the fallback's delay.
+    pub deliver_ms: i64,
+    /// When this attempt was due (ms): `deliver_ms`, or a retry's or a
+    /// deferral's time.
+    pub next_ms: i64,
+    /// The task's priority, 10 for none.
+    pub rank: i64,
+}
+
+impl Claimed {
+    /// Its place in the claim's order.
+    #[must_use]
+    pub fn order(&self) -> (i64, i64, &str, &str) {
+        (
+            self.next_ms.div_euclid(1000),
+            self.rank,
+            &self.calendar,
+            &self.key,
+        )
+    }
 }
 
 /// What to record for a claimed delivery.
@@ -60,6 +82,14 @@ pub enum Finish {
     Abandon(String),
     /// Not to be sent (acknowledged or withdrawn meanwhile).
     Cancel(String),
+    /// Not sent now and not an attempt (the destination's circuit is open,
+    /// or the account is over its rate): pending again at this time (ms).
+    Defer {
+        /// When.
+        at_ms: i64,
+        /// Why.
+        reason: String,
+    },
 }
 
 fn claimed_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Claimed> {
@@ -74,7 +104,10 @@ fn claimed_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Claimed> {
         secret: r.get(7)?,
         payload: String::new(),
         state: String::new(),
-        calendar: String::new(),
+        calendar: r.get(10)?,
+        deliver_ms: r.get(5)?,
+        next_ms: r.get(8)?,
+        rank: r.get(9)?,
     })
 }
 
@@ -92,19 +125,20 @@ pub(crate) fn claim_sqlite(
             "UPDATE remind_delivery SET owner = ?1, lease_ms = ?2
              WHERE rowid IN (SELECT rowid FROM remind_delivery
                              WHERE state = 'pending' AND next_ms <= ?3 AND lease_ms <= ?3
-                             ORDER BY next_ms LIMIT ?4)
-             RETURNING account, key, channel, attempts, always, due_ms, target, secret",
+                             ORDER BY next_ms / 1000, rank, calendar, key LIMIT ?4)
+             RETURNING account, key, channel, attempts, always, due_ms, target, secret, next_ms, rank,
+                       calendar",
         )?
         .query_map(params![owner, lease_ms, now, batch], claimed_row)?
         .collect::<Result<_, _>>()?;
     {
         let mut st = tx.prepare_cached(
-            "SELECT payload, state, calendar, due_ms FROM remind_instance WHERE account = ?1 AND key = ?2",
+            "SELECT payload, state, due_ms FROM remind_instance WHERE account = ?1 AND key = ?2",
         )?;
         for row in &mut rows {
-            (row.payload, row.state, row.calendar, row.due_ms) = st
+            (row.payload, row.state, row.due_ms) = st
                 .query_row(params![row.account, row.key], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
                 })?;
         }
     }
@@ -125,14 +159,15 @@ pub(crate) async fn claim_pg(
             "WITH c AS (
                  SELECT account, key, channel FROM remind_delivery
                  WHERE state = 'pending' AND next_ms <= $3 AND lease_ms <= $3
-                 ORDER BY next_ms LIMIT $4 FOR UPDATE SKIP LOCKED
+                 ORDER BY next_ms / 1000, rank, calendar, key LIMIT $4 FOR UPDATE SKIP LOCKED
              ), u AS (
                  UPDATE remind_delivery d SET owner = $1, lease_ms = $2 FROM c
                  WHERE d.account = c.account AND d.key = c.key AND d.channel = c.channel
-                 RETURNING d.account, d.key, d.channel, d.attempts, d.always, d.due_ms, d.target, d.secret
+                 RETURNING d.account, d.key, d.channel, d.attempts, d.always, d.due_ms, d.target, d.secret,
+                           d.next_ms, d.rank
              )
              SELECT u.account, u.key, u.channel, u.attempts, u.always, i.due_ms, u.target, u.secret,
-                    i.payload, i.state, i.calendar FROM u
+                    i.payload, i.state, i.calendar, u.due_ms, u.next_ms, u.rank FROM u
              JOIN remind_instance i ON i.account = u.account AND i.key = u.key",
             &[&owner, &lease_ms, &now, &batch],
         )
@@ -151,6 +186,9 @@ pub(crate) async fn claim_pg(
             payload: r.get(8),
             state: r.get(9),
             calendar: r.get(10),
+            deliver_ms: r.get(11),
+            next_ms: r.get(12),
+            rank: r.get(13),
         })
         .collect())
 }
@@ -168,6 +206,7 @@ fn event(c: &Claimed, f: &Finish, owner: &str, dup: bool) -> String {
         }
         Finish::Abandon(reason) => format!("{} abandoned after attempt {n}: {reason}", c.channel),
         Finish::Cancel(reason) => format!("{} cancelled: {reason}", c.channel),
+        Finish::Defer { reason, .. } => format!("{} deferred: {reason}", c.channel),
     }
 }
 
@@ -197,13 +236,21 @@ pub(crate) fn finish_sqlite(
             )?
             .execute(params![a, k, ch, now])?;
         }
-        Finish::Retry { at_ms, reason } => {
+        Finish::Retry { at_ms, reason } | Finish::Defer { at_ms, reason } => {
             tx.prepare_cached(
-                "UPDATE remind_delivery SET attempts = attempts + 1, next_ms = ?4, owner = NULL,
+                "UPDATE remind_delivery SET attempts = attempts + ?7, next_ms = ?4, owner = NULL,
                  lease_ms = 0, reason = ?5
                  WHERE account = ?1 AND key = ?2 AND channel = ?3 AND state = 'pending' AND owner = ?6",
             )?
-            .execute(params![a, k, ch, at_ms, reason, owner])?;
+            .execute(params![
+                a,
+                k,
+                ch,
+                at_ms,
+                reason,
+                owner,
+                i64::from(matches!(f, Finish::Retry { .. }))
+            ])?;
         }
         Finish::Abandon(reason) | Finish::Cancel(reason) => {
             let state = if matches!(f, Finish::Abandon(_)) {
@@ -264,12 +311,13 @@ pub(crate) async fn finish_pg(
             )
             .await?;
         }
-        Finish::Retry { at_ms, reason } => {
+        Finish::Retry { at_ms, reason } | Finish::Defer { at_ms, reason } => {
+            let attempt = i64::from(matches!(f, Finish::Retry { .. }));
             tx.execute(
-                "UPDATE remind_delivery SET attempts = attempts + 1, next_ms = $4, owner = NULL,
+                "UPDATE remind_delivery SET attempts = attempts + $7, next_ms = $4, owner = NULL,
                  lease_ms = 0, reason = $5
                  WHERE account = $1 AND key = $2 AND channel = $3 AND state = 'pending' AND owner = $6",
-                &[a, k, ch, at_ms, reason, &owner],
+                &[a, k, ch, at_ms, reason, &owner, &attempt],
             )
             .await?;
         }

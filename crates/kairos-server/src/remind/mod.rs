@@ -19,6 +19,8 @@
 
 mod claim;
 pub mod email;
+pub mod gate;
+pub mod metrics;
 mod pg;
 mod replica;
 pub mod serve;
@@ -26,6 +28,7 @@ mod sqlite;
 pub mod webhook;
 pub mod worker;
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -153,9 +156,12 @@ enum Db {
     Postgres(pg::Pg),
 }
 
-/// The server's reminder replica and queue, on either store.
+/// The server's reminder replica and queue, on either store, with this
+/// instance's breakers and rate buckets (`gate`) and its metrics.
 pub struct Reminders {
     db: Db,
+    gate: Mutex<gate::Gate>,
+    metrics: Arc<crate::metrics::Metrics>,
 }
 
 pub(crate) fn ms(t: DateTime<Utc>) -> i64 {
@@ -178,7 +184,11 @@ impl Reminders {
             Database::Sqlite(data) => Db::Sqlite(sqlite::Sqlite::open(data).await?),
             Database::Postgres(url) => Db::Postgres(pg::Pg::connect(url)?),
         };
-        Ok(Self { db })
+        Ok(Self {
+            db,
+            gate: Mutex::default(),
+            metrics: Arc::default(),
+        })
     }
 
     /// Sets (or replaces) a fallback; the account is planned again at the
@@ -216,6 +226,9 @@ impl Reminders {
                 Db::Postgres(p) => p.apply(w).await?,
             };
             if let Some(r) = stored {
+                for channel in &r.cancelled_by_ack {
+                    self.metrics.reminders.outcome(channel, "cancelled_ack");
+                }
                 round.accounts += 1;
                 round.planned += r.planned;
                 round.withdrawn += r.withdrawn;
@@ -329,6 +342,14 @@ pub(crate) struct Stored {
     pub withdrawn: usize,
     pub acked: usize,
     pub deliveries: usize,
+    /// The channels of the deliveries an acknowledgement cancelled.
+    pub cancelled_by_ack: Vec<String>,
+}
+
+/// A delivery's place among its second's (`rank` in the queue): the
+/// task's priority, 10 for none.
+pub(crate) fn rank(priority: Option<u8>) -> i64 {
+    priority.map_or(10, i64::from)
 }
 
 /// The fallbacks that apply to `calendar`: per channel, its own setting,

@@ -9,7 +9,7 @@ use deadpool_postgres::GenericClient;
 use deadpool_postgres::{Manager, Object, Pool};
 use tokio_postgres::NoTls;
 
-use super::{Channel, Due, Fallback, Loaded, Row, Stored, Write, effective, from_ms, ms};
+use super::{Channel, Due, Fallback, Loaded, Row, Stored, Write, effective, from_ms, ms, rank};
 use crate::store::StoreError;
 
 /// Connections of the reminder pool (the round, the claims, deliveries).
@@ -131,6 +131,20 @@ impl Pg {
         Ok(out)
     }
 
+    pub(crate) async fn depth(&self, now: i64) -> Result<(u64, u64), StoreError> {
+        let row = self
+            .get()
+            .await?
+            .query_one(
+                "SELECT count(*) FILTER (WHERE next_ms <= $1), count(*) FROM remind_delivery WHERE state = 'pending'",
+                &[&now],
+            )
+            .await?;
+        let (due, all): (i64, i64) = (row.get(0), row.get(1));
+        let due = u64::try_from(due).unwrap_or(0);
+        Ok((due, u64::try_from(all).unwrap_or(0).saturating_sub(due)))
+    }
+
     pub(crate) async fn instances(&self, account: &str) -> Result<Vec<Row>, StoreError> {
         let c = self.get().await?;
         Ok(c.query(
@@ -238,12 +252,16 @@ async fn apply(c: &impl GenericClient, w: &Write) -> Result<Option<Stored>, Stor
         if n > 0 {
             out.acked += usize::try_from(n).unwrap_or(0);
             audit(c, a, key, now, "acknowledged by a device").await?;
-            c.execute(
-                "UPDATE remind_delivery SET state = 'cancelled', reason = 'acknowledged by a device', done_ms = $3
-                 WHERE account = $1 AND key = $2 AND state = 'pending' AND always = 0",
-                &[a, key, &now],
-            )
-            .await?;
+            let cancelled = c
+                .query(
+                    "UPDATE remind_delivery SET state = 'cancelled', reason = 'acknowledged by a device', done_ms = $3
+                     WHERE account = $1 AND key = $2 AND state = 'pending' AND always = 0
+                     RETURNING channel",
+                    &[a, key, &now],
+                )
+                .await?;
+            out.cancelled_by_ack
+                .extend(cancelled.iter().map(|r| r.get::<_, String>(0)));
         }
     }
     let planned: std::collections::BTreeSet<&str> =
@@ -285,8 +303,8 @@ async fn apply(c: &impl GenericClient, w: &Write) -> Result<Option<Stored>, Stor
         let state = if acked { "acked" } else { "pending" };
         let n = c
             .execute(
-                "INSERT INTO remind_instance (account, key, calendar, due_ms, payload, state)
-                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+                "INSERT INTO remind_instance (account, key, calendar, due_ms, payload, state, priority)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
                 &[
                     a,
                     &inst.key,
@@ -294,6 +312,7 @@ async fn apply(c: &impl GenericClient, w: &Write) -> Result<Option<Stored>, Stor
                     &ms(inst.due),
                     &inst.payload,
                     &state,
+                    &inst.priority.map(i64::from),
                 ],
             )
             .await?;
@@ -316,9 +335,9 @@ async fn apply(c: &impl GenericClient, w: &Write) -> Result<Option<Stored>, Stor
             let due = ms(inst.due) + i64::try_from(f.after.as_millis()).unwrap_or(i64::MAX);
             let n = c
                 .execute(
-                    "INSERT INTO remind_delivery (account, key, channel, due_ms, next_ms, state, always, target, secret)
-                     VALUES ($1, $2, $3, $4, $4, 'pending', $5, $6, $7) ON CONFLICT DO NOTHING",
-                    &[a, &inst.key, &f.channel.name(), &due, &i64::from(f.always), &f.target, &f.secret],
+                    "INSERT INTO remind_delivery (account, key, channel, due_ms, next_ms, state, always, target, secret, rank, calendar)
+                     VALUES ($1, $2, $3, $4, $4, 'pending', $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING",
+                    &[a, &inst.key, &f.channel.name(), &due, &i64::from(f.always), &f.target, &f.secret, &rank(inst.priority), &inst.calendar],
                 )
                 .await?;
             out.deliveries += usize::try_from(n).unwrap_or(0);

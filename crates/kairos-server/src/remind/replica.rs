@@ -42,6 +42,18 @@ pub struct Instance {
     pub due: DateTime<Utc>,
     /// What to tell (the engine's payload, as JSON).
     pub payload: String,
+    /// The task's `PRIORITY`, 1 (highest) to 9; `None` for an event or a
+    /// task without one. A backlog drains in this order within a second.
+    pub priority: Option<u8>,
+}
+
+/// The `PRIORITY` of the task `uid` in `cal` (its master, else the first
+/// component with that uid).
+fn priority(cal: &kairos_core::model::Calendar, uid: &str) -> Option<u8> {
+    let mut of_uid = cal.events.iter().filter(|e| e.uid == uid);
+    let first = of_uid.clone().next();
+    let master = of_uid.find(|e| e.recurrence_id.is_none()).or(first)?;
+    master.todo.as_ref().and_then(|t| t.priority)
 }
 
 impl State {
@@ -111,10 +123,14 @@ impl State {
                 uid: calendar,
                 name,
             };
-            let planned = kairos_core::ics::parse_calendar(text.as_bytes(), &limits)
-                .and_then(|cal| plan_with(label, &cal, from, to, chrono_tz::UTC, &limits, &work));
+            let planned =
+                kairos_core::ics::parse_calendar(text.as_bytes(), &limits).and_then(|cal| {
+                    let p = plan_with(label, &cal, from, to, chrono_tz::UTC, &limits, &work)?;
+                    Ok((cal, p))
+                });
             match planned {
-                Ok(planned) => out.extend(planned.into_iter().map(|p| Instance {
+                Ok((cal, planned)) => out.extend(planned.into_iter().map(|p| Instance {
+                    priority: priority(&cal, &p.uid),
                     key: p.key,
                     calendar: calendar.clone(),
                     due: p.trigger,

@@ -25,6 +25,8 @@ pub struct Settings {
     pub lease: Duration,
     /// See [`Options::poll`].
     pub poll: Duration,
+    /// See [`Options::limits`].
+    pub limits: super::gate::Limits,
 }
 
 impl Default for Settings {
@@ -35,6 +37,7 @@ impl Default for Settings {
             mail_from: "Kairos <kairos@localhost>".into(),
             lease: Duration::from_secs(60),
             poll: Duration::from_secs(1),
+            limits: super::gate::Limits::default(),
         }
     }
 }
@@ -66,15 +69,22 @@ fn owner() -> String {
     )
 }
 
-/// Starts the task on `db`, or says why not.
+/// Starts the task on `db`, reporting to `metrics`, or says why not.
 ///
 /// # Errors
 /// The store cannot be opened, or the channels cannot be set up.
-pub async fn start(settings: &Settings, db: &Database) -> Result<Option<Task>, String> {
+pub async fn start(
+    settings: &Settings,
+    db: &Database,
+    metrics: Arc<crate::metrics::Metrics>,
+) -> Result<Option<Task>, String> {
     if !settings.enabled {
         return Ok(None);
     }
-    let reminders = Reminders::open(db).await.map_err(|e| e.to_string())?;
+    let reminders = Reminders::open(db)
+        .await
+        .map_err(|e| e.to_string())?
+        .with_metrics(metrics);
     let mailer = match &settings.smtp {
         Some(url) => Some(Arc::new(Mailer::new(url, &settings.mail_from)?)),
         None => None,
@@ -86,6 +96,7 @@ pub async fn start(settings: &Settings, db: &Database) -> Result<Option<Task>, S
     let mut opts = Options::new(owner());
     opts.lease = settings.lease;
     opts.poll = settings.poll;
+    opts.limits = settings.limits;
     tracing::info!(owner = %opts.owner, "reminders: draining the queue");
     let (stop, rx) = watch::channel(false);
     let handle = tokio::spawn(reminders.run(opts, channels, rx));

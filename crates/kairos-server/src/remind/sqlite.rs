@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use super::{Channel, Due, Fallback, Loaded, Row, Stored, Write, effective, from_ms, ms};
+use super::{Channel, Due, Fallback, Loaded, Row, Stored, Write, effective, from_ms, ms, rank};
 use crate::store::StoreError;
 
 /// Ops read per account and round (the next round reads on).
@@ -128,6 +128,19 @@ impl Sqlite {
         .await
     }
 
+    pub(crate) async fn depth(&self, now: i64) -> Result<(u64, u64), StoreError> {
+        self.run(move |c| {
+            let (due, all): (i64, i64) = c
+                .prepare_cached(
+                    "SELECT coalesce(sum(next_ms <= ?1), 0), count(*) FROM remind_delivery WHERE state = 'pending'",
+                )?
+                .query_row([now], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            let due = u64::try_from(due).unwrap_or(0);
+            Ok((due, u64::try_from(all).unwrap_or(0).saturating_sub(due)))
+        })
+        .await
+    }
+
     pub(crate) async fn instances(&self, account: &str) -> Result<Vec<Row>, StoreError> {
         let account = account.to_owned();
         self.run(move |c| {
@@ -235,11 +248,15 @@ fn apply(c: &Connection, w: &Write) -> Result<Option<Stored>, StoreError> {
         if n > 0 {
             out.acked += n;
             audit(c, a, key, now, "acknowledged by a device")?;
-            c.prepare_cached(
-                "UPDATE remind_delivery SET state = 'cancelled', reason = 'acknowledged by a device', done_ms = ?3
-                 WHERE account = ?1 AND key = ?2 AND state = 'pending' AND always = 0",
-            )?
-            .execute(params![a, key, now])?;
+            let channels = c
+                .prepare_cached(
+                    "UPDATE remind_delivery SET state = 'cancelled', reason = 'acknowledged by a device', done_ms = ?3
+                     WHERE account = ?1 AND key = ?2 AND state = 'pending' AND always = 0
+                     RETURNING channel",
+                )?
+                .query_map(params![a, key, now], |r| r.get::<_, String>(0))?
+                .collect::<Result<Vec<_>, _>>()?;
+            out.cancelled_by_ack.extend(channels);
         }
     }
     let planned: std::collections::BTreeSet<&str> =
@@ -276,10 +293,10 @@ fn apply(c: &Connection, w: &Write) -> Result<Option<Stored>, StoreError> {
         let state = if acked { "acked" } else { "pending" };
         let n = c
             .prepare_cached(
-                "INSERT INTO remind_instance (account, key, calendar, due_ms, payload, state)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
+                "INSERT INTO remind_instance (account, key, calendar, due_ms, payload, state, priority)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING",
             )?
-            .execute(params![a, i.key, i.calendar, ms(i.due), i.payload, state])?;
+            .execute(params![a, i.key, i.calendar, ms(i.due), i.payload, state, i.priority])?;
         if n > 0 {
             out.planned += 1;
             audit(
@@ -300,10 +317,10 @@ fn apply(c: &Connection, w: &Write) -> Result<Option<Stored>, StoreError> {
             let due = ms(i.due) + i64::try_from(f.after.as_millis()).unwrap_or(i64::MAX);
             out.deliveries += c
                 .prepare_cached(
-                    "INSERT INTO remind_delivery (account, key, channel, due_ms, next_ms, state, always, target, secret)
-                     VALUES (?1, ?2, ?3, ?4, ?4, 'pending', ?5, ?6, ?7) ON CONFLICT DO NOTHING",
+                    "INSERT INTO remind_delivery (account, key, channel, due_ms, next_ms, state, always, target, secret, rank, calendar)
+                     VALUES (?1, ?2, ?3, ?4, ?4, 'pending', ?5, ?6, ?7, ?8, ?9) ON CONFLICT DO NOTHING",
                 )?
-                .execute(params![a, i.key, f.channel.name(), due, i64::from(f.always), f.target, f.secret])?;
+                .execute(params![a, i.key, f.channel.name(), due, i64::from(f.always), f.target, f.secret, rank(i.priority), i.calendar])?;
         }
     }
     Ok(Some(out))

@@ -2,13 +2,14 @@
 //! (concurrently, a bounded number at once), record each outcome; and the
 //! background task a serving instance runs.
 
-use std::sync::Arc;
+use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use futures_util::StreamExt;
 
 use super::claim::{Claimed, Finish, claim_pg, claim_sqlite, finish_pg, finish_sqlite};
+use super::gate::{Admit, Gate, Limits, destination};
 use super::webhook::{Outcome, Poster};
 use super::{Db, Reminders, from_ms, ms};
 use crate::store::StoreError;
@@ -36,10 +37,14 @@ pub struct Options {
     /// The longest the task sleeps between rounds (the bound on how late a
     /// reminder goes out, and on how late new ops are seen).
     pub poll: Duration,
+    /// The circuit breaker per destination and the rate limit per account
+    /// (`remind::gate`).
+    pub limits: Limits,
 }
 
 impl Options {
-    /// Defaults: a 60 s lease, 200 rows per claim, 32 in flight, 1 s poll.
+    /// Defaults: a 60 s lease, 200 rows per claim, 32 in flight, 1 s poll,
+    /// the gate's [`Limits::default`].
     #[must_use]
     pub fn new(owner: String) -> Self {
         Self {
@@ -48,6 +53,7 @@ impl Options {
             batch: 200,
             concurrency: 32,
             poll: Duration::from_secs(1),
+            limits: Limits::default(),
         }
     }
 }
@@ -67,6 +73,9 @@ pub struct Drained {
     pub abandoned: usize,
     /// Not sent: acknowledged or withdrawn before their time.
     pub cancelled: usize,
+    /// Not sent now, not an attempt: the destination's circuit was open or
+    /// the account over its rate.
+    pub deferred: usize,
 }
 
 /// Sends claimed deliveries.
@@ -129,6 +138,42 @@ impl Channels {
 }
 
 impl Reminders {
+    /// Reports to `metrics` (the server's `/metrics`) instead of its own.
+    #[must_use]
+    pub fn with_metrics(mut self, metrics: Arc<crate::metrics::Metrics>) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
+    /// What it reports.
+    #[must_use]
+    pub fn metrics(&self) -> &crate::metrics::Metrics {
+        &self.metrics
+    }
+
+    /// The destinations whose circuit is open or half-open here.
+    #[must_use]
+    pub fn open_circuits(&self) -> Vec<String> {
+        self.gate().open()
+    }
+
+    fn gate(&self) -> MutexGuard<'_, Gate> {
+        self.gate
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Pending deliveries: (due at `now`, later).
+    ///
+    /// # Errors
+    /// The store.
+    pub async fn depth(&self, now: DateTime<Utc>) -> Result<(u64, u64), StoreError> {
+        match &self.db {
+            Db::Sqlite(s) => s.depth(ms(now)).await,
+            Db::Postgres(p) => p.depth(ms(now)).await,
+        }
+    }
+
     /// Claims one batch of deliveries due at `now` and sends them.
     ///
     /// # Errors
@@ -152,6 +197,9 @@ impl Reminders {
                 claim_pg(&p.get().await?, &opts.owner, ms(now), lease, batch).await?
             }
         };
+        // The claim's order, which a batch's RETURNING does not keep.
+        let mut rows = rows;
+        rows.sort_by(|a, b| a.order().cmp(&b.order()));
         // Times after the claim are `now` plus the monotonic time since:
         // a retry waits its 10 s after the failure, not after the claim.
         let started = tokio::time::Instant::now();
@@ -165,14 +213,32 @@ impl Reminders {
         // unrecorded (sent again after the lease), not a whole batch.
         let results: Vec<Result<(Finish, bool), StoreError>> = futures_util::stream::iter(rows)
             .map(|c| async move {
-                let finish = if c.state == "withdrawn" {
-                    Finish::Cancel("withdrawn: the event changed or went away".into())
+                let (finish, label) = if c.state == "withdrawn" {
+                    let why = "withdrawn: the event changed or went away";
+                    (Finish::Cancel(why.into()), "cancelled_withdrawn")
                 } else if c.state == "acked" && !c.always {
-                    Finish::Cancel("acknowledged by a device".into())
+                    let why = "acknowledged by a device";
+                    (Finish::Cancel(why.into()), "cancelled_ack")
                 } else {
-                    after_failure(c.attempts, channels.send(&c, now).await, later())
+                    self.attempt(&c, now, opts, channels, later).await
                 };
+                let channel = c.channel.clone();
+                let deliver_ms = c.deliver_ms;
                 let dup = self.finish(c, &finish, &opts.owner, later()).await?;
+                let m = &self.metrics.reminders;
+                match (&finish, dup) {
+                    (Finish::Sent, true) => m.duplicates.inc(),
+                    (Finish::Sent, false) => {
+                        let late = ms(later()).saturating_sub(deliver_ms).max(0);
+                        m.sent(Duration::from_millis(u64::try_from(late).unwrap_or(0)));
+                        m.outcome(&channel, label);
+                    }
+                    (Finish::Abandon(_), _) => {
+                        m.missed.inc();
+                        m.outcome(&channel, label);
+                    }
+                    _ => m.outcome(&channel, label),
+                }
                 Ok((finish, dup))
             })
             .buffer_unordered(opts.concurrency.max(1))
@@ -185,9 +251,68 @@ impl Reminders {
                 (Finish::Retry { .. }, _) => out.retried += 1,
                 (Finish::Abandon(_), _) => out.abandoned += 1,
                 (Finish::Cancel(_), _) => out.cancelled += 1,
+                (Finish::Defer { .. }, _) => out.deferred += 1,
             }
         }
+        self.metrics.reminders.circuits(self.open_circuits());
         Ok(out)
+    }
+
+    /// One attempt at `c`, unless the gate defers it: what to record, and
+    /// its outcome's metric label.
+    async fn attempt(
+        &self,
+        c: &Claimed,
+        now: DateTime<Utc>,
+        opts: &Options,
+        channels: &Channels,
+        later: impl Fn() -> DateTime<Utc>,
+    ) -> (Finish, &'static str) {
+        let dest = destination(&c.channel, &c.target);
+        let delivery = format!("{}/{}/{}", c.account, c.key, c.channel);
+        let admit = self
+            .gate()
+            .admit(&opts.limits, &c.account, &delivery, &dest, ms(later()));
+        let at = |t: i64| kairos_proto::utc::format(&from_ms(t));
+        match admit {
+            Admit::CircuitOpen(until) => {
+                let reason = format!("destination {dest} circuit open until {}", at(until));
+                (
+                    Finish::Defer {
+                        at_ms: until,
+                        reason,
+                    },
+                    "deferred_circuit",
+                )
+            }
+            Admit::RateLimited(next) => {
+                let reason = format!(
+                    "rate limit: account over {} deliveries a minute, until {}",
+                    opts.limits.per_minute,
+                    at(next)
+                );
+                (
+                    Finish::Defer {
+                        at_ms: next,
+                        reason,
+                    },
+                    "deferred_rate",
+                )
+            }
+            Admit::Go | Admit::Probe => {
+                let outcome = channels.send(c, now).await;
+                let retryable = matches!(outcome, Outcome::Retryable(_));
+                self.gate()
+                    .record(&opts.limits, &dest, retryable, ms(later()));
+                let finish = after_failure(c.attempts, outcome, later());
+                let label = match finish {
+                    Finish::Sent => "delivered",
+                    Finish::Retry { .. } => "retried",
+                    _ => "abandoned",
+                };
+                (finish, label)
+            }
+        }
     }
 
     async fn finish(
@@ -237,6 +362,10 @@ impl Reminders {
                         break;
                     }
                 }
+            }
+            match self.depth(Utc::now()).await {
+                Ok((due, future)) => self.metrics.reminders.depth(due, future),
+                Err(e) => tracing::warn!("reminders: queue depth: {e}"),
             }
             tokio::select! {
                 () = tokio::time::sleep(opts.poll) => {}

@@ -13,6 +13,7 @@ use super::StoreError;
 const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../migrations/0001_init.sql")),
     M::up(include_str!("../../migrations/0002_remind.sql")),
+    M::up(include_str!("../../migrations/0003_remind_order.sql")),
 ];
 
 /// The database file inside the data directory.

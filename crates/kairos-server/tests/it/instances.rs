@@ -40,6 +40,8 @@ async fn live(c: &mut Client) -> Vec<SeqOp> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn migrate_is_explicit_and_a_server_refuses_another_schema() {
+    // The schema version this server migrates to (one per migration).
+    const V: i32 = kairos_server::store::POSTGRES_SCHEMA_VERSION;
     let url = pg::empty_database().await;
     let serve = || {
         Command::new(BIN)
@@ -67,13 +69,13 @@ async fn migrate_is_explicit_and_a_server_refuses_another_schema() {
     );
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
-        r#"{"schema":2,"schema_from":0}"#
+        format!(r#"{{"schema":{V},"schema_from":0}}"#)
     );
     // Again: nothing to do.
     let out = migrate().await.unwrap();
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
-        r#"{"schema":2,"schema_from":2}"#
+        format!(r#"{{"schema":{V},"schema_from":{V}}}"#)
     );
 
     // A newer server migrated the database: this one refuses to serve it
@@ -83,7 +85,10 @@ async fn migrate_is_explicit_and_a_server_refuses_another_schema() {
         .unwrap();
     let conn = tokio::spawn(conn);
     client
-        .batch_execute("INSERT INTO kairos_schema (version, applied_ms) VALUES (3, 0)")
+        .batch_execute(&format!(
+            "INSERT INTO kairos_schema (version, applied_ms) VALUES ({}, 0)",
+            V + 1
+        ))
         .await
         .unwrap();
     drop(client);
@@ -92,7 +97,7 @@ async fn migrate_is_explicit_and_a_server_refuses_another_schema() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success());
         assert!(
-            err.contains("version 3, newer than this server's 2"),
+            err.contains(&format!("version {}, newer than this server's {V}", V + 1)),
             "{err}"
         );
     }

@@ -22,6 +22,8 @@ mod pg;
 mod receiver;
 mod remind;
 mod remind_mail;
+mod remind_metrics;
+mod remind_ops;
 mod remind_send;
 mod support;
 mod sync;

@@ -7,12 +7,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kairos_server::remind::email::Mailer;
+use kairos_server::remind::gate::Limits;
 use kairos_server::remind::webhook::Poster;
 use kairos_server::remind::{Channel, Channels, Fallback, Options, Reminders};
 use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdout, Command};
 
-use crate::remind::{at, database, series};
+use crate::remind::{NO_TASK, at, database, series};
 use crate::support::{Maker, Server, WAIT};
 
 struct Sink {
@@ -63,7 +64,7 @@ impl Sink {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_unacknowledged_reminder_is_e_mailed_and_smtp_errors_are_classified() {
     let mut sink = Sink::start().await;
-    let server = Server::start(&[]).await;
+    let server = Server::start(NO_TASK).await;
     let rem = Reminders::open(&database(&server)).await.unwrap();
     for (account, to) in [
         ("alice", "alice@example.org"),
@@ -142,4 +143,86 @@ async fn an_unacknowledged_reminder_is_e_mailed_and_smtp_errors_are_classified()
         .map(|t| t.2)
         .collect();
     assert!(why.last().unwrap().contains("permanent: SMTP"), "{why:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_relay_that_fails_opens_the_smtp_circuit_and_its_mails_wait() {
+    let mut sink = Sink::start().await;
+    let server = Server::start(NO_TASK).await;
+    let rem = Reminders::open(&database(&server)).await.unwrap();
+    // The first message to retry@ gets a 451: with one failure allowed,
+    // the relay's circuit opens and alice's mail, next in order, waits.
+    for (account, to, uid) in [
+        ("carol", "retry@example.org", "a"),
+        ("alice", "alice@example.org", "b"),
+    ] {
+        let (id, token) = server.device(account, "laptop").await;
+        let mut dev = server.connect(&token).await;
+        dev.hello(0).await;
+        let mut m = Maker::new(&id);
+        dev.push(&[
+            m.calendar("c1", "Work"),
+            m.op(series(uid, "20300107T100000Z")),
+        ])
+        .await;
+        rem.configure(Fallback {
+            account: account.into(),
+            calendar: "*".into(),
+            channel: Channel::Email,
+            target: to.into(),
+            secret: None,
+            after: Duration::ZERO,
+            always: false,
+        })
+        .await
+        .unwrap();
+    }
+    rem.replicate(at("2030-01-07T08:00:00Z")).await.unwrap();
+    let mailer = Mailer::new(
+        &format!("smtp://127.0.0.1:{}", sink.port),
+        "Kairos <kairos@example.org>",
+    )
+    .unwrap();
+    let ch = Channels {
+        poster: Poster::new().unwrap(),
+        mailer: Some(Arc::new(mailer)),
+    };
+    let mut o = Options::new("test".into());
+    o.concurrency = 1;
+    o.limits = Limits {
+        failures: 1,
+        cooloff: Duration::from_secs(60),
+        per_minute: 0,
+    };
+    let d = rem
+        .drain(at("2030-01-07T09:45:00Z"), &o, &ch)
+        .await
+        .unwrap();
+    assert_eq!((d.retried, d.deferred, d.sent), (1, 1, 0), "{d:?}");
+    assert_eq!(rem.open_circuits(), ["smtp"]);
+    let key = rem.instances("alice").await.unwrap()[0].key.clone();
+    let why = rem.why(&key).await.unwrap();
+    let last = &why.last().unwrap().2;
+    assert!(
+        last.starts_with("email deferred: destination smtp circuit open until 2030-01-07T09:46:00"),
+        "{why:?}"
+    );
+    // The carol retry at 10 s waits too; after the minute both go.
+    let d = rem
+        .drain(at("2030-01-07T09:45:11Z"), &o, &ch)
+        .await
+        .unwrap();
+    assert_eq!((d.claimed, d.deferred), (1, 1), "{d:?}");
+    let d = rem
+        .drain(at("2030-01-07T09:46:01Z"), &o, &ch)
+        .await
+        .unwrap();
+    assert_eq!((d.claimed, d.sent), (2, 2), "{d:?}");
+    let mut to: Vec<String> = Vec::new();
+    for _ in 0..2 {
+        to.push(sink.message().await["to"][0].as_str().unwrap().to_owned());
+    }
+    to.sort();
+    assert_eq!(to, ["alice@example.org", "retry@example.org"]);
+    assert!(rem.open_circuits().is_empty());
 }

@@ -15,7 +15,7 @@ use kairos_server::remind::{Channels, Options, Reminders};
 use tokio::process::Command;
 
 use crate::receiver;
-use crate::remind::{at, database, device_key, series, webhook};
+use crate::remind::{NO_TASK, at, database, device_key, series, webhook};
 use crate::support::{BIN, Maker, Server};
 
 fn channels() -> Channels {
@@ -33,7 +33,7 @@ fn opts() -> Options {
 async fn an_unacknowledged_reminder_is_posted_signed_after_n_minutes_and_an_acknowledged_one_is_not()
  {
     let mut hook = receiver::start(&[], Duration::ZERO).await;
-    let server = Server::start(&[]).await;
+    let server = Server::start(NO_TASK).await;
     let (id, token) = server.device("alice", "laptop").await;
     let mut dev = server.connect(&token).await;
     dev.hello(0).await;
@@ -121,7 +121,7 @@ async fn an_unacknowledged_reminder_is_posted_signed_after_n_minutes_and_an_ackn
 async fn a_failing_webhook_is_retried_at_10s_30s_2min_then_abandoned_with_the_reason() {
     let mut flaky = receiver::start(&[503, 503, 503, 503], Duration::ZERO).await;
     let mut gone = receiver::start(&[404], Duration::ZERO).await;
-    let server = Server::start(&[]).await;
+    let server = Server::start(NO_TASK).await;
     let rem = Reminders::open(&database(&server)).await.unwrap();
     for (account, url) in [("alice", &flaky.url), ("bob", &gone.url)] {
         let (id, token) = server.device(account, "laptop").await;
@@ -194,7 +194,7 @@ async fn a_failing_webhook_is_retried_at_10s_30s_2min_then_abandoned_with_the_re
 }
 
 /// `kairos-server fallback` on `server`'s store.
-async fn fallback(server: &Server, args: &[&str]) {
+pub async fn fallback(server: &Server, args: &[&str]) {
     let out = Command::new(BIN)
         .arg("--data")
         .arg(&server.data)
@@ -221,7 +221,15 @@ async fn two_instances_deliver_each_reminder_once_and_take_over_a_killed_ones_cl
     let mut hook = receiver::start(&[], Duration::from_millis(25)).await;
     let dir = tempfile::tempdir().unwrap();
     let url = crate::pg::database().await;
-    let args = ["--remind-lease-ms", "2000", "--remind-poll-ms", "100"];
+    // No rate limit: 300 reminders of one account at once is the point.
+    let args = [
+        "--remind-lease-ms",
+        "2000",
+        "--remind-poll-ms",
+        "100",
+        "--remind-per-minute",
+        "0",
+    ];
     let mut one = Server::start_pg(&dir.path().join("one"), &url, &args).await;
     let two = Server::start_pg(&dir.path().join("two"), &url, &args).await;
     let (id, token) = two.device("alice", "laptop").await;

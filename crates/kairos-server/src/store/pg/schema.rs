@@ -11,6 +11,7 @@ use super::super::StoreError;
 const MIGRATIONS: &[&str] = &[
     include_str!("../../../migrations/postgres/0001_init.sql"),
     include_str!("../../../migrations/postgres/0002_remind.sql"),
+    include_str!("../../../migrations/postgres/0003_remind_order.sql"),
 ];
 
 /// The schema version this server runs on.
