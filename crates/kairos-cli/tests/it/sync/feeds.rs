@@ -8,7 +8,7 @@ use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::{Device, Server, calendar, in_secs, lines, run};
+use super::{Device, Server, calendar, in_secs, lines, pair_of, run, wait_connected};
 use crate::subscriptions::serve;
 
 /// The pending reminders of the feed's events (uids `f1`…`f3`).
@@ -119,4 +119,28 @@ fn a_subscription_reaches_a_device_paired_later_as_a_subscription_not_as_events(
     assert_eq!(feed_keys(&a).len(), 2, "A keeps its copy (one dismissed)");
     // The feed was fetched twice in all: once by each device.
     assert!(log.try_recv().is_err());
+}
+
+#[test]
+fn a_running_daemon_fetches_a_subscription_made_on_another_device_by_itself() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_server, a, b) = pair_of(dir.path());
+    let _bd = b.daemon();
+    wait_connected(&b);
+    let body = calendar(&[("f1", &in_secs(3_600)), ("f2", &in_secs(2 * 3_600))]);
+    let (base, log) = serve(Arc::new(Mutex::new((200, body))));
+    let url = format!("{base}/team.ics");
+    // Subscribed on A (no daemon there: the command pushes by itself).
+    a.run(&["subscribe", &url, "--calendar", "Team", "--tz", "UTC"]);
+    assert_eq!(fetched(&log), "/team.ics");
+    let a_keys = feed_keys(&a);
+    assert_eq!(a_keys.len(), 2, "{a_keys:?}");
+    // B's daemon applies the subscription and fetches the feed itself.
+    assert_eq!(fetched(&log), "/team.ics", "B fetched the feed");
+    b.wait_upcoming("B holds the feed's reminders", |u| {
+        a_keys.iter().all(|k| u.iter().any(|(bk, _)| bk == k))
+    });
+    let subs = subscriptions(&b);
+    assert_eq!(subs[0]["url"], url.as_str());
+    assert_eq!(b.status()["outbox"], 0, "nothing of the feed to push");
 }
