@@ -285,7 +285,7 @@ pub async fn refresh_subscription(s: S<'_>, calendar_id: i64) -> R<SubscriptionV
 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn remove_subscription(s: S<'_>, calendar_id: i64) -> R<()> {
-    feed_call(&s, move |f, _| f.remove(calendar_id)).await?;
+    feed_call(&s, move |f, now| f.remove(calendar_id, now)).await?;
     feeds_changed(&s);
     Ok(())
 }

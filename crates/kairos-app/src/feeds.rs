@@ -183,15 +183,15 @@ impl Feeds {
         Ok(view(Self::one(&store, id)?))
     }
 
-    /// Ends calendar `id`'s subscription; the calendar and its events stay
-    /// (no longer refreshed, and editable again).
+    /// Ends calendar `id`'s subscription at `now`; the calendar and its
+    /// events stay (no longer refreshed, and editable again).
     ///
     /// # Errors
     /// Not a subscribed calendar; the database.
-    pub fn remove(&self, id: i64) -> ApiResult<()> {
+    pub fn remove(&self, id: i64, now: DateTime<Utc>) -> ApiResult<()> {
         let mut store = self.store()?;
         let sub = Self::one(&store, id)?;
-        kairos_feeds::refresh::remove(&mut store, &sub.name)?;
+        kairos_feeds::refresh::remove(&mut store, &sub.name, now)?;
         Ok(())
     }
 }

@@ -130,8 +130,13 @@ pub fn run(db: &Path, cmd: Option<SubsCmd>, clock: Arc<dyn Clock>) -> Result<()>
             Ok(())
         }
         Some(SubsCmd::Remove { name }) => {
-            kairos_feeds::refresh::remove(&mut store, &name)?;
+            kairos_feeds::refresh::remove(&mut store, &name, clock.now())?;
+            drop(store);
+            let note = crate::sync_cmds::push_after_change(db, clock);
             println!("{}", json!({"removed": name}));
+            if let Some(note) = note {
+                eprintln!("kairos: {note}");
+            }
             Ok(())
         }
         Some(SubsCmd::Refresh { name }) => {

@@ -9,6 +9,7 @@ use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
 use kairos_core::ics::Warning;
 use kairos_engine::import::{ImportReport, Mode, import_with};
+use kairos_engine::sync::feed::record_feed;
 use kairos_store::{RefreshResult, Store, Subscription};
 
 use crate::body;
@@ -128,7 +129,17 @@ impl Refresher {
                 return Err(FeedError::CalendarInUse(name));
             }
         }
-        let report = import_with(
+        // The subscription is in place (and recorded for sync) before the
+        // events go in, so that a paired device records no series op for
+        // them: every device of the account fetches the feed itself.
+        let (cal_id, cal_uid) = kairos_engine::import::calendar_named(store, &name, now)?;
+        let next_at = schedule::after_success(now, every, schedule::random_jitter());
+        let secs = every.num_seconds();
+        store.write(|tx| {
+            tx.subscription_put(cal_id, &url, secs, next_at, now)?;
+            record_feed(tx, &cal_uid, &url, secs, false, now).map(drop)
+        })?;
+        let report = match import_with(
             store,
             &name,
             &cal,
@@ -136,15 +147,18 @@ impl Refresher {
             now,
             self.horizon,
             self.floating,
-        )?;
-        let next_at = schedule::after_success(now, every, schedule::random_jitter());
-        let Some(c) = store.calendars()?.into_iter().find(|c| c.name == name) else {
-            return Err(FeedError::Unknown(name));
+        ) {
+            Ok(report) => report,
+            Err(e) => {
+                // Nothing stays subscribed when the first copy was not stored.
+                store.write(|tx| {
+                    tx.subscription_remove(cal_id)?;
+                    record_feed(tx, &cal_uid, &url, secs, true, now).map(drop)
+                })?;
+                return Err(e.into());
+            }
         };
-        store.write(|tx| {
-            tx.subscription_put(c.id, &url, every.num_seconds(), next_at, now)?;
-            tx.subscription_record(c.id, applied(&validators), next_at, now)
-        })?;
+        store.write(|tx| tx.subscription_record(cal_id, applied(&validators), next_at, now))?;
         Ok(Refreshed {
             calendar: name,
             outcome: Outcome::Updated { report, warnings },
@@ -270,18 +284,25 @@ impl Refresher {
     }
 }
 
-/// Ends the subscription of calendar `name`; the calendar and its events
-/// stay (a copy that no longer changes).
+/// Ends the subscription of calendar `name`, recorded for sync (the
+/// account's other devices drop the events they fetched from it); here
+/// the calendar and its events stay (a copy that no longer changes).
 ///
 /// # Errors
 /// No such subscription; the store.
-pub fn remove(store: &mut Store, name: &str) -> Result<(), FeedError> {
+pub fn remove(store: &mut Store, name: &str, now: DateTime<Utc>) -> Result<(), FeedError> {
     let subs = store.read(|r| r.subscriptions())?;
     let sub = subs
         .iter()
         .find(|s| s.name == name)
         .ok_or_else(|| FeedError::Unknown(name.to_owned()))?;
-    store.write(|tx| tx.subscription_remove(sub.calendar))?;
+    store.write(|tx| {
+        tx.subscription_remove(sub.calendar)?;
+        if let Some(c) = tx.calendars()?.into_iter().find(|c| c.id == sub.calendar) {
+            record_feed(tx, &c.uid, &sub.url, sub.every_secs, true, now)?;
+        }
+        Ok::<_, kairos_store::StoreError>(())
+    })?;
     Ok(())
 }
 

@@ -167,6 +167,9 @@ impl Link {
         let (stop, stopped) = watch::channel(false);
         let to_engine = setup.notices.clone();
         let changed = setup.wake.changed.clone();
+        // A subscription from another device (`calendar.feed`) is fetched
+        // at once, not at the feeds' loop's next look.
+        let feeds = setup.wake.feeds.clone();
         let live = kairos_sync::live::Live {
             db: db.to_owned(),
             applier: setup.applier.clone(),
@@ -181,6 +184,7 @@ impl Link {
                 if any {
                     let _ = to_engine.send(Notice::Announce(EngineEvent::Changed));
                     changed.notify_one();
+                    feeds.notify_one();
                 }
             }),
             stop: stopped,

@@ -66,8 +66,18 @@ pub const PROTOCOL_VERSION: u64 = 1;
 /// flag), added to v1 after its first release: named in `hello`/`welcome`
 /// `features` by peers that know it.
 pub const FEATURE_WORK: &str = "calendar.work";
+/// The op kind `calendar.feed` (a calendar's ICS subscription, issue #19:
+/// each device fetches the feed itself), added to v1 after its first
+/// release.
+pub const FEATURE_FEED: &str = "calendar.feed";
 /// Every feature this build knows, as it names them in `hello`/`welcome`.
-pub const FEATURES: &[&str] = &[FEATURE_WORK];
+pub const FEATURES: &[&str] = &[FEATURE_WORK, FEATURE_FEED];
+/// A feed URL in a `calendar.feed` op, in bytes.
+pub const MAX_URL_BYTES: usize = 2048;
+/// The shortest refresh interval of a `calendar.feed` op (5 minutes).
+pub const MIN_FEED_EVERY_SECS: u32 = 5 * 60;
+/// The longest refresh interval of a `calendar.feed` op (7 days).
+pub const MAX_FEED_EVERY_SECS: u32 = 7 * 24 * 3600;
 /// The largest frame or message, in bytes (1 MiB); larger closes with 1009.
 pub const MAX_FRAME: usize = 1 << 20;
 /// The most ops in one `push` or one `ops` message.

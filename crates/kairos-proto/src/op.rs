@@ -79,6 +79,25 @@ pub enum Body {
         /// calendar.
         holidays: bool,
     },
+    /// A calendar's ICS subscription, an account setting (protocol
+    /// feature [`crate::FEATURE_FEED`]): every device that applies it
+    /// fetches the feed itself, so the feed's events never travel as
+    /// series ops. Its own register (`feed/UID`), last writer wins; a
+    /// removal is the same record with `removed` set.
+    #[serde(rename = "calendar.feed")]
+    CalendarFeed {
+        /// The calendar's uid.
+        calendar: String,
+        /// The feed's URL (`http://` or `https://`; it may carry a secret
+        /// token: account data, synced to the account's own devices).
+        url: String,
+        /// The refresh interval, in seconds
+        /// ([`crate::MIN_FEED_EVERY_SECS`]..=[`crate::MAX_FEED_EVERY_SECS`]).
+        every: u32,
+        /// The subscription ended (the calendar's fetched events go).
+        #[serde(default)]
+        removed: bool,
+    },
     /// A reminder dismissed everywhere (absorbing).
     #[serde(rename = "reminder.dismiss")]
     ReminderDismiss {
@@ -109,7 +128,7 @@ pub enum Effect {
 
 impl Body {
     /// The entity last-writer-wins is decided per: `calendar/UID`,
-    /// `work/UID`, `series/CAL/UID` or `reminder/KEY`.
+    /// `work/UID`, `feed/UID`, `series/CAL/UID` or `reminder/KEY`.
     #[must_use]
     pub fn entity(&self) -> String {
         match self {
@@ -117,6 +136,7 @@ impl Body {
                 format!("calendar/{calendar}")
             }
             Self::CalendarWork { calendar, .. } => format!("work/{calendar}"),
+            Self::CalendarFeed { calendar, .. } => format!("feed/{calendar}"),
             Self::SeriesPut { calendar, uid, .. } | Self::SeriesDelete { calendar, uid } => {
                 format!("series/{calendar}/{uid}")
             }
@@ -133,11 +153,30 @@ impl Body {
             Self::CalendarPut { .. } => "calendar.put",
             Self::CalendarDelete { .. } => "calendar.delete",
             Self::CalendarWork { .. } => crate::FEATURE_WORK,
+            Self::CalendarFeed { .. } => crate::FEATURE_FEED,
             Self::SeriesPut { .. } => "series.put",
             Self::SeriesDelete { .. } => "series.delete",
             Self::ReminderDismiss { .. } => "reminder.dismiss",
             Self::ReminderSnooze { .. } => "reminder.snooze",
         }
+    }
+
+    /// The feature a peer must name to take or be sent this op (an op kind
+    /// added to v1 after its first release); `None` for v1's own kinds.
+    #[must_use]
+    pub fn feature(&self) -> Option<&'static str> {
+        match self {
+            Self::CalendarWork { .. } => Some(crate::FEATURE_WORK),
+            Self::CalendarFeed { .. } => Some(crate::FEATURE_FEED),
+            _ => None,
+        }
+    }
+
+    /// Whether a peer that named `features` takes (or may be sent) it.
+    #[must_use]
+    pub fn carried_by<S: AsRef<str>>(&self, features: &[S]) -> bool {
+        self.feature()
+            .is_none_or(|f| features.iter().any(|n| n.as_ref() == f))
     }
 
     /// What it does to its entity.
@@ -181,6 +220,21 @@ impl Body {
                     ))
                 }
             }
+            Self::CalendarFeed {
+                calendar,
+                url,
+                every,
+                ..
+            } => {
+                check_id("calendar", calendar)?;
+                check_feed_url(url)?;
+                let (lo, hi) = (crate::MIN_FEED_EVERY_SECS, crate::MAX_FEED_EVERY_SECS);
+                if (lo..=hi).contains(every) {
+                    Ok(())
+                } else {
+                    Err(format!("every {every} s is outside {lo}–{hi} s"))
+                }
+            }
             Self::SeriesPut { calendar, uid, ics } => {
                 check_id("calendar", calendar)?;
                 check_id("uid", uid)?;
@@ -204,6 +258,26 @@ impl Body {
             }
         }
     }
+}
+
+/// A feed URL: `http://` or `https://`, at most
+/// [`crate::MAX_URL_BYTES`], no whitespace or control characters.
+fn check_feed_url(url: &str) -> Result<(), String> {
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+        return Err(format!("url {url:.80?} is not http:// or https://"));
+    }
+    if url.len() > crate::MAX_URL_BYTES {
+        return Err(format!(
+            "url is {} bytes, over {}",
+            url.len(),
+            crate::MAX_URL_BYTES
+        ));
+    }
+    if url.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err("url contains whitespace or a control character".into());
+    }
+    Ok(())
 }
 
 impl Op {

@@ -59,16 +59,16 @@ pub(crate) struct Session {
     pub snapshot: bool,
     /// Start of the current one-second pacing window, and ops pushed in it.
     window: (tokio::time::Instant, usize),
-    /// The server takes `calendar.work` ops (its welcome named the
-    /// feature). An older server refuses a push holding one (4400), so
-    /// they wait in the outbox, and everything else goes on.
-    takes_work: bool,
+    /// The op kinds added within v1 that the server takes (its welcome's
+    /// `features`: `calendar.work`, `calendar.feed`). An older server
+    /// refuses a push holding another (4400), so those wait in the outbox,
+    /// and everything else goes on.
+    takes: Vec<String>,
 }
 
-/// Whether a server that does (or does not) take `calendar.work` is sent
-/// `op` now.
-pub(crate) fn sendable(op: &Op, takes_work: bool) -> bool {
-    takes_work || !matches!(op.body, kairos_proto::Body::CalendarWork { .. })
+/// Whether a server that takes the features `takes` is sent `op` now.
+pub(crate) fn sendable(op: &Op, takes: &[String]) -> bool {
+    op.body.carried_by(takes)
 }
 
 /// The stored cursor.
@@ -100,7 +100,7 @@ impl Session {
                 ws,
                 snapshot,
                 window: (tokio::time::Instant::now(), 0),
-                takes_work: features.iter().any(|f| f == kairos_proto::FEATURE_WORK),
+                takes: features,
             }),
             other => Err(SyncError::Protocol(format!(
                 "expected welcome, got {other:?}"
@@ -181,7 +181,7 @@ impl Session {
             let (ops, ids): (Vec<Op>, Vec<String>) = ops
                 .into_iter()
                 .zip(ids)
-                .filter(|(op, _)| sendable(op, self.takes_work))
+                .filter(|(op, _)| sendable(op, &self.takes))
                 .unzip();
             if ops.is_empty() {
                 continue;
@@ -251,7 +251,7 @@ mod tests {
     use super::sendable;
 
     #[test]
-    fn calendar_work_waits_for_a_server_that_takes_it_and_nothing_else_does() {
+    fn new_kinds_wait_for_a_server_that_takes_them_and_nothing_else_does() {
         let hlc: Hlc = "0001764864000123.00002.d_4f1c2a9b0e7d3c5a"
             .parse()
             .unwrap_or_else(|e| panic!("stamp: {e}"));
@@ -264,12 +264,30 @@ mod tests {
                 holidays: true,
             },
         );
-        let dismiss = Op::new(2, hlc, Body::ReminderDismiss { key: "k".into() });
+        let feed = Op::new(
+            2,
+            hlc.clone(),
+            Body::CalendarFeed {
+                calendar: "c1".into(),
+                url: "https://feeds.test/private-abc.ics".into(),
+                every: 3600,
+                removed: false,
+            },
+        );
+        let dismiss = Op::new(3, hlc, Body::ReminderDismiss { key: "k".into() });
+        let none: Vec<String> = Vec::new();
+        let work_only = vec!["calendar.work".to_owned()];
+        let both = vec!["calendar.work".to_owned(), "calendar.feed".to_owned()];
         assert!(
-            !sendable(&work, false),
+            !sendable(&work, &none),
             "an older server would close (4400)"
         );
-        assert!(sendable(&work, true));
-        assert!(sendable(&dismiss, false));
+        assert!(sendable(&work, &work_only));
+        assert!(
+            !sendable(&feed, &work_only),
+            "a server of issue #18's build"
+        );
+        assert!(sendable(&feed, &both));
+        assert!(sendable(&dismiss, &none));
     }
 }

@@ -272,13 +272,16 @@ fn events_of_a_subscribed_calendar_are_read_only_until_unsubscribed() {
     );
     assert_eq!(titles(&app), ["Standup"]);
 
-    feeds.remove(sub.calendar_id).expect("unsubscribe");
+    feeds.remove(sub.calendar_id, t(NOW)).expect("unsubscribe");
     assert!(feeds.list().expect("list").is_empty());
     assert_eq!(titles(&app), ["Standup"], "the events stay");
     save(&mut app, &detail.draft).expect("editable again");
     assert_eq!(titles(&app), ["Edited"]);
     assert_eq!(
-        feeds.remove(sub.calendar_id).expect_err("gone").kind,
+        feeds
+            .remove(sub.calendar_id, t(NOW))
+            .expect_err("gone")
+            .kind,
         ErrorKind::NotFound
     );
 }

@@ -26,7 +26,7 @@ fn cal(events: &[String]) -> String {
 
 /// Serves `reply` (status, body) to every GET; each request's path is
 /// sent on the returned channel.
-fn serve(reply: Arc<Mutex<(u16, String)>>) -> (String, mpsc::Receiver<String>) {
+pub(crate) fn serve(reply: Arc<Mutex<(u16, String)>>) -> (String, mpsc::Receiver<String>) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
     let (tx, rx) = mpsc::channel();

@@ -168,7 +168,10 @@ fn one_calendar(comps: &[Event]) -> Calendar {
 
 /// The calendar called `name` (created, and recorded for sync, if new),
 /// with its uid.
-fn calendar_named(
+///
+/// # Errors
+/// Store failures.
+pub fn calendar_named(
     store: &mut Store,
     name: &str,
     now: DateTime<Utc>,

@@ -237,6 +237,12 @@ impl Ctx<'_, '_> {
                     self.floating,
                 )?;
             }
+            Body::CalendarFeed {
+                calendar,
+                url,
+                every,
+                removed,
+            } => return self.feed(calendar, url, *every, *removed),
             Body::SeriesPut { calendar, uid, ics } => {
                 let Some(comps) = self.components(uid, ics)? else {
                     return Ok(Vec::new());
@@ -251,6 +257,41 @@ impl Ctx<'_, '_> {
             Body::ReminderDismiss { .. } | Body::ReminderSnooze { .. } => {}
         }
         Ok(Vec::new())
+    }
+
+    /// Another device's subscription of calendar `cal_uid` (see
+    /// [`super::feed`]): stored, due at once; or ended, and then the
+    /// events this device fetched from it go (the calendar stays).
+    fn feed(
+        &self,
+        cal_uid: &str,
+        url: &str,
+        every: u32,
+        removed: bool,
+    ) -> Result<Vec<Withdrawal>, EngineError> {
+        let tx = self.tx;
+        if !removed {
+            if let Some(cal) = self.calendar(cal_uid)? {
+                super::feed::apply_put(tx, cal.id, url, every, self.now)?;
+            }
+            return Ok(Vec::new());
+        }
+        let Some(cal) = tx.calendar_by_uid(cal_uid)? else {
+            return Ok(Vec::new());
+        };
+        if !tx.subscription_remove(cal.id)? {
+            // Not a feed here (any more): its events are not the feed's.
+            return Ok(Vec::new());
+        }
+        let events = tx.events_of(cal.id)?;
+        let mut uids: Vec<&str> = events.iter().map(|e| e.uid.as_str()).collect();
+        uids.sort_unstable();
+        uids.dedup();
+        let mut out = Vec::new();
+        for uid in uids {
+            out.extend(self.write(cal_uid, uid, &[])?);
+        }
+        Ok(out)
     }
 
     /// Calendar `cal_uid`, created under a stand-in name when its

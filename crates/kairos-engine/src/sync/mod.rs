@@ -14,6 +14,7 @@
 
 pub mod acks;
 pub mod apply;
+pub mod feed;
 
 use chrono::{DateTime, Utc};
 use kairos_proto::{AckState, Body, Hlc, HlcClock, Op};
@@ -94,6 +95,7 @@ pub(crate) fn register_of(body: &Body) -> Option<(String, bool)> {
         Body::CalendarPut { calendar, .. } => Some((format!("calendar/{calendar}"), false)),
         Body::CalendarDelete { calendar } => Some((format!("calendar/{calendar}"), true)),
         Body::CalendarWork { calendar, .. } => Some((format!("work/{calendar}"), false)),
+        Body::CalendarFeed { calendar, .. } => Some((format!("feed/{calendar}"), false)),
         Body::SeriesPut { calendar, uid, .. } => Some((format!("series/{calendar}/{uid}"), false)),
         Body::SeriesDelete { calendar, uid } => Some((format!("series/{calendar}/{uid}"), true)),
         Body::ReminderDismiss { .. } | Body::ReminderSnooze { .. } => None,
@@ -108,8 +110,9 @@ pub(crate) fn clock_of(tx: &Tx<'_>, device: &str) -> Result<HlcClock, StoreError
 
 /// Records a local change as an op, in the caller's transaction: the op in
 /// the outbox, the entity's register (or the reminder's ack record) moved
-/// to its stamp. Does nothing on a database that never joined an account.
-/// Returns the op.
+/// to its stamp. Does nothing on a database that never joined an account,
+/// nor for a series of a subscribed calendar (every device fetches the
+/// feed itself: [`feed`]). Returns the op.
 ///
 /// # Errors
 /// Store failures.
@@ -117,6 +120,11 @@ pub fn record(tx: &Tx<'_>, body: Body, now: DateTime<Utc>) -> Result<Option<Op>,
     let Some(device) = tx.meta_get(keys::DEVICE)? else {
         return Ok(None);
     };
+    if let Body::SeriesPut { calendar, .. } | Body::SeriesDelete { calendar, .. } = &body
+        && feed::is_feed(tx, calendar)?
+    {
+        return Ok(None);
+    }
     let mut clock = clock_of(tx, &device)?;
     let hlc = clock.issue(u64::try_from(now.timestamp_millis()).unwrap_or(0));
     tx.meta_set(keys::HLC, &hlc.to_string())?;
@@ -164,8 +172,8 @@ pub(crate) fn merge_ack(tx: &Tx<'_>, base: &str, op: &Op) -> Result<AckState, St
 
 /// Pairs the database: stores the identity and records a `put` of every
 /// calendar and series it keeps (and the working time of each calendar
-/// whose differs from the default), so the account gets them. One
-/// transaction.
+/// whose differs from the default, and each subscription instead of its
+/// calendar's series), so the account gets them. One transaction.
 ///
 /// # Errors
 /// Store failures.
@@ -209,6 +217,7 @@ pub fn join(store: &mut Store, id: &Identity, now: DateTime<Utc>) -> Result<usiz
                 n += usize::from(record(tx, body, now)?.is_some());
             }
         }
+        n += feed::record_all(tx, now)?;
         Ok(n)
     })
 }

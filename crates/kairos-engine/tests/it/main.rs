@@ -7,6 +7,7 @@ mod crash_window;
 mod edits;
 mod engine;
 mod escalation;
+mod feeds;
 mod preview;
 mod replace;
 mod support;

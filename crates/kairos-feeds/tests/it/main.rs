@@ -5,6 +5,7 @@ mod failures;
 mod refresh;
 mod runner;
 mod server;
+mod tls;
 
 use std::sync::Arc;
 

@@ -66,6 +66,14 @@ pub fn body() -> impl Strategy<Value = Body> {
                 holidays,
             }
         }),
+        (cal.clone(), 300u32..=604_800, any::<bool>()).prop_map(|(calendar, every, removed)| {
+            Body::CalendarFeed {
+                calendar,
+                url: "https://feeds.test/private-abc.ics".to_owned(),
+                every,
+                removed,
+            }
+        }),
         (cal, uid).prop_map(|(calendar, uid)| Body::SeriesDelete { calendar, uid }),
         key.clone().prop_map(|key| Body::ReminderDismiss { key }),
         (key, 0i64..100_000).prop_map(|(key, s)| Body::ReminderSnooze { key, until: at(s) }),

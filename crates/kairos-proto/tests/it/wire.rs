@@ -141,6 +141,34 @@ fn op_bounds_are_checked_and_named() {
             ),
             "name is 257",
         ),
+        (
+            with(
+                &["body"],
+                serde_json::json!({"k":"calendar.feed","calendar":"c","url":"ftp://x/a.ics","every":3600}),
+            ),
+            "is not http:// or https://",
+        ),
+        (
+            with(
+                &["body"],
+                serde_json::json!({"k":"calendar.feed","calendar":"c","url":format!("https://x/{}", "a".repeat(2048)),"every":3600}),
+            ),
+            "url is 2058 bytes, over 2048",
+        ),
+        (
+            with(
+                &["body"],
+                serde_json::json!({"k":"calendar.feed","calendar":"c","url":"https://x/a b","every":3600}),
+            ),
+            "whitespace",
+        ),
+        (
+            with(
+                &["body"],
+                serde_json::json!({"k":"calendar.feed","calendar":"c","url":"https://x/a","every":60}),
+            ),
+            "every 60 s is outside 300–604800 s",
+        ),
     ];
     for (text, want) in cases {
         let err = decode_client(&text).unwrap_err();
@@ -159,6 +187,30 @@ fn op_bounds_are_checked_and_named() {
         .collect();
     let err = decode_client(&encode(&ClientMsg::Push { ops: many })).unwrap_err();
     assert!(err.to_string().contains("501 ops, over 500"), "{err}");
+}
+
+#[test]
+fn a_calendar_feed_op_reads_with_removed_defaulting_to_false() {
+    let body = serde_json::json!({"k":"calendar.feed","calendar":"c","url":"https://x.test/private-abc.ics","every":3600});
+    let mut o = serde_json::from_str::<serde_json::Value>(OP).unwrap();
+    o["body"] = body;
+    let ClientMsg::Push { ops } = decode_client(&push_of(&o.to_string())).unwrap() else {
+        panic!("a push");
+    };
+    assert_eq!(
+        ops[0].body,
+        Body::CalendarFeed {
+            calendar: "c".into(),
+            url: "https://x.test/private-abc.ics".into(),
+            every: 3600,
+            removed: false,
+        }
+    );
+    assert_eq!(ops[0].entity(), "feed/c");
+    assert_eq!(ops[0].body.feature(), Some("calendar.feed"));
+    assert!(!ops[0].body.carried_by(&["calendar.work"]));
+    assert!(ops[0].body.carried_by(&["calendar.work", "calendar.feed"]));
+    assert!(dismiss("k").carried_by::<&str>(&[]));
 }
 
 #[test]

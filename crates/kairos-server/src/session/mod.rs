@@ -46,10 +46,10 @@ struct Session<'a, S> {
     /// When the device last sent a frame (pongs included).
     heard: tokio::time::Instant,
     pending: FuturesOrdered<Pending>,
-    /// The device's client applies `calendar.work` ops (its hello named
-    /// the feature): an older client is never sent one, which it could
-    /// not decode.
-    work: bool,
+    /// The op kinds added within v1 that the device's client applies
+    /// (its hello's `features`, those this server knows): an older client
+    /// is never sent an op of another, which it could not decode.
+    features: Vec<&'static str>,
 }
 
 pub(crate) async fn run<S>(
@@ -72,7 +72,7 @@ pub(crate) async fn run<S>(
         sent: 0,
         pending: FuturesOrdered::new(),
         heard: tokio::time::Instant::now(),
-        work: false,
+        features: Vec::new(),
     };
     let end = match s.hello(&mut stop).await {
         Ok(()) => s.live(&mut stop).await,
@@ -144,7 +144,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
                     features,
                 }) => {
                     tracing::debug!(device = %self.auth.device, cursor, client, ?features, "hello");
-                    self.work = features.iter().any(|f| f == kairos_proto::FEATURE_WORK);
+                    self.features = kairos_proto::FEATURES
+                        .iter()
+                        .copied()
+                        .filter(|k| features.iter().any(|f| f == k))
+                        .collect();
                     break cursor;
                 }
                 Some(_) => {
@@ -340,9 +344,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
         }
     }
 
-    /// Whether the device's client can decode this op (see `work`).
+    /// Whether the device's client can decode this op (see `features`).
     fn understands(&self, s: &SeqOp) -> bool {
-        self.work || !matches!(s.op.body, kairos_proto::Body::CalendarWork { .. })
+        s.op.body.carried_by(&self.features)
     }
 
     /// Sends live ops, split so that no message is over the frame limit.

@@ -5,6 +5,7 @@
 
 mod escalation;
 mod faults;
+mod feeds;
 mod tasks;
 mod two_devices;
 
