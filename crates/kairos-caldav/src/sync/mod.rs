@@ -13,6 +13,7 @@
 //! 4. The new ETags, hashes and token are recorded.
 
 mod list;
+mod reack;
 mod write;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -88,6 +89,10 @@ struct Run<'a> {
     report: SyncReport,
     /// Inside the resolution of a 412: a second 412 is an error, not a loop.
     retrying: bool,
+    /// Series (by `UID`) whose only change here since the last sync is the
+    /// acknowledgements marked this sync: a 412 on their write re-applies
+    /// the marks on the server's fresh copy instead of a conflict.
+    ack_only: BTreeMap<String, Vec<crate::acks_out::Mark>>,
 }
 
 /// Syncs CalDAV calendar `cc` with its Kairos calendar (`apply.calendar`).
@@ -119,6 +124,7 @@ pub fn sync_calendar(
             ..SyncReport::default()
         },
         retrying: false,
+        ack_only: BTreeMap::new(),
     };
     let listing = run.list_remote()?;
     run.report.method = listing.method;
@@ -154,27 +160,6 @@ pub fn pending_here(store: &Store, cc: &CaldavCalendar, local: CalendarId) -> Re
 }
 
 impl Run<'_> {
-    /// Dismissals made in Kairos onto the stored copies' alarms (the
-    /// write-back step then sends them).
-    fn mark_acks(&mut self, store: &mut Store) -> Result<()> {
-        let here = local_series(store, self.local_cal)?;
-        let marks = crate::acks_out::pending(store, self.local_cal, &here)?;
-        let mut texts: BTreeMap<String, String> = BTreeMap::new();
-        for m in &marks {
-            let Some(l) = here.get(&m.uid) else { continue };
-            let t = texts.entry(m.uid.clone()).or_insert_with(|| l.text.clone());
-            *t = crate::acks_out::mark_text(t, &m.alarm, m.at);
-        }
-        for (uid, text) in texts {
-            let obj = RemoteObject::read(&text);
-            if let Some(comps) = obj.series.get(&uid) {
-                self.apply.replace(store, &uid, comps)?;
-            }
-        }
-        self.report.acknowledged_there = marks.len();
-        Ok(())
-    }
-
     pub(super) fn url(&self, href: &str) -> String {
         absolute(self.dav.base(), href)
     }
