@@ -29,6 +29,7 @@ mod error;
 pub mod local;
 pub mod plan;
 pub mod secret;
+pub mod snooze;
 pub mod status;
 pub mod sync;
 

@@ -9,7 +9,9 @@
 //! 3. What changed here since the last sync (a series whose hash differs
 //!    from the one recorded, one that is gone, one that is new) is written
 //!    back: `PUT` with `If-Match`, `DELETE` with `If-Match`, `PUT` with
-//!    `If-None-Match: *`. A 412 re-fetches the object and resolves as in 2.
+//!    `If-None-Match: *`. A 412 re-fetches the object and resolves as in 2,
+//!    unless the only change here is RFC 9074 acknowledgements and snoozes
+//!    (then they are re-applied on the fresh copy: [`reack`]).
 //! 4. The new ETags, hashes and token are recorded.
 
 mod list;
@@ -56,6 +58,11 @@ pub struct SyncReport {
     /// Alarms dismissed in Kairos marked `ACKNOWLEDGED` for the server
     /// (written back with the series).
     pub acknowledged_there: usize,
+    /// Reminders snoozed here because the server's copy carries an RFC
+    /// 9074 snooze alarm for their alarm (another client).
+    pub snoozed_here: usize,
+    /// Reminders snoozed in Kairos written as RFC 9074 snooze alarms.
+    pub snoozed_there: usize,
     /// Lenient reading's repairs and skipped objects.
     pub warnings: Vec<String>,
     /// HTTP requests this sync sent (a quiet `sync-collection` sync: 1).
@@ -92,7 +99,7 @@ struct Run<'a> {
     /// Series (by `UID`) whose only change here since the last sync is the
     /// acknowledgements marked this sync: a 412 on their write re-applies
     /// the marks on the server's fresh copy instead of a conflict.
-    ack_only: BTreeMap<String, Vec<crate::acks_out::Mark>>,
+    ack_only: BTreeMap<String, reack::Marks>,
 }
 
 /// Syncs CalDAV calendar `cc` with its Kairos calendar (`apply.calendar`).
@@ -210,15 +217,8 @@ impl Run<'_> {
             // Acknowledgements first: applying the server's version
             // re-plans from now, and a trigger already past is not planned
             // again (its reminder would be gone before it is matched).
-            for (u, comps) in obj.series.iter().filter(|(_, c)| crate::acks::any(c)) {
-                crate::acks::apply(
-                    store,
-                    self.local_cal,
-                    u,
-                    comps,
-                    self.apply.now,
-                    &mut self.report.acked,
-                )?;
+            for (u, comps) in &obj.series {
+                self.acks_in(store, u, comps)?;
             }
             if edited_here {
                 if self.conflict(store, &f, &obj, here.get(&uid))? == Winner::Here {
@@ -237,6 +237,7 @@ impl Run<'_> {
         }
         self.apply.add_all(store, fresh)?;
         self.report.acknowledged_here = self.report.acked.keys.len();
+        self.report.snoozed_here = self.report.acked.snoozed.len();
         for href in &listing.deleted {
             handled.insert(href.clone());
             self.remote_deleted(store, href, here)?;

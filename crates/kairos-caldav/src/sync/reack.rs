@@ -17,20 +17,68 @@ use super::Run;
 use crate::acks_out::{Mark, mark_text, pending};
 use crate::error::{CaldavError, Result};
 use crate::local::{RemoteObject, local_series};
+use crate::snooze::SnoozeMark;
+use kairos_core::model::Event;
+
+/// What Kairos writes on one series' alarms: dismissals and snoozes.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Marks {
+    acks: Vec<Mark>,
+    snoozes: Vec<SnoozeMark>,
+}
+
+impl Marks {
+    /// The components of series `uid` in `text` with these marks on.
+    fn onto(&self, text: &str, uid: &str) -> Option<Vec<Event>> {
+        let text = self
+            .acks
+            .iter()
+            .fold(text.to_owned(), |t, m| mark_text(&t, &m.alarm, m.at));
+        let mut comps = RemoteObject::read(&text).series.remove(uid)?;
+        for s in &self.snoozes {
+            crate::snooze::mark(&mut comps, s);
+        }
+        crate::snooze::end_snoozes(&mut comps);
+        Some(comps)
+    }
+}
 
 /// Writes of one acknowledgement that meet a 412 before it gives up for
 /// this sync (the next sync marks it again: nothing is lost).
 pub const ACK_TRIES: usize = 3;
 
 impl Run<'_> {
-    /// Dismissals made in Kairos onto the stored copies' alarms (the
-    /// write-back step then sends them).
+    /// RFC 9074 `ACKNOWLEDGED`s and snooze alarms in a server copy of
+    /// series `uid`, applied to its reminders here.
+    pub(super) fn acks_in(&mut self, store: &mut Store, uid: &str, comps: &[Event]) -> Result<()> {
+        let (local, now) = (self.local_cal, self.apply.now);
+        let out = &mut self.report.acked;
+        if crate::acks::any(comps) {
+            crate::acks::apply(store, local, uid, comps, now, out)?;
+        }
+        crate::snooze::apply_in(store, local, uid, comps, now, out)
+    }
+
+    /// Dismissals and snoozes made in Kairos onto the stored copies'
+    /// alarms (the write-back step then sends them).
     pub(super) fn mark_acks(&mut self, store: &mut Store) -> Result<()> {
         let here = local_series(store, self.local_cal)?;
-        let marks = pending(store, self.local_cal, &here)?;
-        let mut by_uid: BTreeMap<String, Vec<Mark>> = BTreeMap::new();
-        for m in &marks {
-            by_uid.entry(m.uid.clone()).or_default().push(m.clone());
+        let acks = pending(store, self.local_cal, &here)?;
+        let snoozes = crate::snooze::pending(store, self.local_cal, &here)?;
+        let mut by_uid: BTreeMap<String, Marks> = BTreeMap::new();
+        for m in &acks {
+            by_uid
+                .entry(m.uid.clone())
+                .or_default()
+                .acks
+                .push(m.clone());
+        }
+        for m in &snoozes {
+            by_uid
+                .entry(m.uid.clone())
+                .or_default()
+                .snoozes
+                .push(m.clone());
         }
         for (uid, ms) in by_uid {
             let Some(l) = here.get(&uid) else { continue };
@@ -38,18 +86,15 @@ impl Run<'_> {
                 .tracked
                 .values()
                 .any(|o| o.uid == uid && o.local_hash == l.hash);
-            let text = ms
-                .iter()
-                .fold(l.text.clone(), |t, m| mark_text(&t, &m.alarm, m.at));
-            let obj = RemoteObject::read(&text);
-            if let Some(comps) = obj.series.get(&uid) {
-                self.apply.replace(store, &uid, comps)?;
+            if let Some(comps) = ms.onto(&l.text, &uid) {
+                self.apply.replace(store, &uid, &comps)?;
             }
             if unchanged {
                 self.ack_only.insert(uid, ms);
             }
         }
-        self.report.acknowledged_there = marks.len();
+        self.report.acknowledged_there = acks.len();
+        self.report.snoozed_there = snoozes.len();
         Ok(())
     }
 
@@ -60,7 +105,7 @@ impl Run<'_> {
         store: &mut Store,
         href: &str,
         uid: &str,
-        marks: &[Mark],
+        marks: &Marks,
     ) -> Result<()> {
         for _ in 0..ACK_TRIES {
             let Some(f) = self.fetch(&[href.to_owned()])?.into_iter().next() else {
@@ -70,23 +115,12 @@ impl Run<'_> {
             let fresh = RemoteObject::read(&f.data);
             self.warn(href, &fresh);
             if let Some(comps) = fresh.series.get(uid) {
-                crate::acks::apply(
-                    store,
-                    self.local_cal,
-                    uid,
-                    comps,
-                    self.apply.now,
-                    &mut self.report.acked,
-                )?;
+                self.acks_in(store, uid, comps)?;
             }
-            let text = marks
-                .iter()
-                .fold(f.data.clone(), |t, m| mark_text(&t, &m.alarm, m.at));
-            let obj = RemoteObject::read(&text);
-            let Some(comps) = obj.series.get(uid) else {
+            let Some(comps) = marks.onto(&f.data, uid) else {
                 return Ok(()); // Another series now: the next sync sorts it out.
             };
-            self.apply.replace(store, uid, comps)?;
+            self.apply.replace(store, uid, &comps)?;
             self.report.changed_here += 1;
             let Some(l) = local_series(store, self.local_cal)?.remove(uid) else {
                 return Ok(());

@@ -9,6 +9,7 @@ mod conflict412;
 mod errors;
 mod relay;
 mod server;
+mod snooze;
 mod sync;
 mod xandikos;
 
