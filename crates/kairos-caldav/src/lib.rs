@@ -32,6 +32,7 @@ pub mod secret;
 pub mod snooze;
 pub mod status;
 pub mod sync;
+pub mod zones;
 
 pub use account::When;
 pub use error::{CaldavError, Result};

@@ -53,16 +53,18 @@ impl Run<'_> {
         text: &str,
         etag: Option<&str>,
     ) -> Result<std::result::Result<String, DavFailure>> {
+        // RFC 5545 §3.6.5: the VTIMEZONEs its TZIDs name (the body only).
+        let body = crate::zones::with_vtimezones(text, crate::zones::year_of(self.apply.now));
         let c = &self.dav.client;
         let res = match etag {
             Some(e) => self.dav.run_raw(c.request(PutResource::new(href).update(
-                text.to_owned(),
+                body,
                 CALENDAR_TYPE,
                 e,
             )))?,
-            None => self.dav.run_raw(
-                c.request(PutResource::new(href).create(text.to_owned(), CALENDAR_TYPE)),
-            )?,
+            None => self
+                .dav
+                .run_raw(c.request(PutResource::new(href).create(body, CALENDAR_TYPE)))?,
         };
         Ok(res
             .map(|r| r.etag.unwrap_or_default())
