@@ -113,8 +113,16 @@ fn a_412_on_an_edit_refetches_and_the_later_version_wins_with_the_loser_logged()
 }
 
 #[test]
-fn a_412_on_an_acknowledgement_reapplies_it_on_the_servers_fresh_copy() {
-    let mut fx = Fx::new();
+fn radicale_a_412_on_an_acknowledgement() {
+    a_412_on_an_acknowledgement_reapplies_it_on_the_servers_fresh_copy(Fx::new());
+}
+
+#[test]
+fn xandikos_a_412_on_an_acknowledgement() {
+    a_412_on_an_acknowledgement_reapplies_it_on_the_servers_fresh_copy(Fx::xandikos());
+}
+
+fn a_412_on_an_acknowledgement_reapplies_it_on_the_servers_fresh_copy(mut fx: Fx) {
     let p = fx.path;
     fx.rad.put(
         &format!("{p}d1.ics"),
@@ -169,7 +177,7 @@ fn a_412_on_an_acknowledgement_reapplies_it_on_the_servers_fresh_copy() {
         body.contains("ACKNOWLEDGED:20260301T095000Z"),
         "the acknowledgement re-applied: {body}"
     );
-    assert!(fx.local("Work")["d1"].text.contains("Stand-up (room 4)"));
+    assert!(fx.local(fx.name)["d1"].text.contains("Stand-up (room 4)"));
     let st: Vec<State> = fx
         .store
         .read(|r| r.instances_of_event(cal.id, "d1"))

@@ -1,4 +1,4 @@
-//! RFC 9074 snoozes both ways against Radicale: a snooze in Kairos becomes
+//! RFC 9074 snoozes both ways against Radicale and Xandikos: a snooze in Kairos becomes
 //! a snooze alarm on the server's copy (the snoozed alarm named and
 //! acknowledged, reminder keys unchanged); another client's snooze alarm
 //! snoozes the Kairos reminder.
@@ -38,8 +38,26 @@ fn alarms(fx: &Fx, path: &str) -> Vec<String> {
 }
 
 #[test]
-fn a_snooze_in_kairos_becomes_an_rfc9074_snooze_alarm_and_keys_stay() {
-    let mut fx = Fx::new();
+fn radicale_snooze_out() {
+    a_snooze_in_kairos_becomes_an_rfc9074_snooze_alarm_and_keys_stay(Fx::new());
+}
+
+#[test]
+fn xandikos_snooze_out() {
+    a_snooze_in_kairos_becomes_an_rfc9074_snooze_alarm_and_keys_stay(Fx::xandikos());
+}
+
+#[test]
+fn radicale_snooze_in() {
+    another_clients_snooze_alarm_snoozes_the_kairos_reminder(Fx::new());
+}
+
+#[test]
+fn xandikos_snooze_in() {
+    another_clients_snooze_alarm_snoozes_the_kairos_reminder(Fx::xandikos());
+}
+
+fn a_snooze_in_kairos_becomes_an_rfc9074_snooze_alarm_and_keys_stay(mut fx: Fx) {
     let path = format!("{}s1.ics", fx.path);
     fx.rad.put(
         &path,
@@ -109,9 +127,7 @@ fn a_snooze_in_kairos_becomes_an_rfc9074_snooze_alarm_and_keys_stay() {
     assert_eq!(keys, [key, snooze_key]);
 }
 
-#[test]
-fn another_clients_snooze_alarm_snoozes_the_kairos_reminder() {
-    let mut fx = Fx::new();
+fn another_clients_snooze_alarm_snoozes_the_kairos_reminder(mut fx: Fx) {
     let path = format!("{}i1.ics", fx.path);
     let with_uid = |extra: &str, modified: &str| {
         event("i1", "20260301T100000Z", "Review", modified).replace(
