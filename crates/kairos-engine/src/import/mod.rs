@@ -213,11 +213,14 @@ fn reschedule(
     // is put back below while the reminder it carries is still snoozed).
     let mut snoozes = Vec::new();
     for uid in uids {
-        snoozes.extend(
-            tx.instances_of_event(cal_id, uid)?
-                .into_iter()
-                .filter(|i| i.snooze_of.is_some() && i.state == State::Pending),
-        );
+        // Not for a series deleted (no components left).
+        if !tx.series_events(cal_id, uid)?.is_empty() {
+            snoozes.extend(
+                tx.instances_of_event(cal_id, uid)?
+                    .into_iter()
+                    .filter(|i| i.snooze_of.is_some() && i.state == State::Pending),
+            );
+        }
         dropped +=
             tx.delete_pending_for_event(cal_id, uid, None, "event changed: recomputed", now)?;
     }

@@ -114,4 +114,12 @@ fn an_edit_of_a_snoozed_series_keeps_the_snooze() {
         store.get(&key).expect("get").map(|i| i.state),
         Some(kairos_store::State::Snoozed)
     );
+    // A deleted series takes its snooze with it.
+    kairos_engine::import::replace_series(&mut store, "w", "o", &[], now(), h, chrono_tz::UTC)
+        .expect("delete");
+    assert_eq!(
+        store.get(&snoozed).expect("get"),
+        None,
+        "no snooze of a deleted event"
+    );
 }
