@@ -18,7 +18,7 @@
 use std::collections::BTreeSet;
 
 use chrono::{DateTime, Utc};
-use kairos_core::model::Event;
+use kairos_core::model::{Event, alarm_key};
 use kairos_engine::actions::dismiss_from;
 use kairos_engine::channel::Withdrawal;
 use kairos_engine::sync::acks::base_key;
@@ -36,6 +36,9 @@ pub struct Acked {
     pub keys: Vec<String>,
     /// What was shown here and must be taken back.
     pub withdrawals: Vec<Withdrawal>,
+    /// The reminders (base keys) snoozed, and until when, by an RFC 9074
+    /// snooze alarm on the server ([`crate::snooze`]).
+    pub snoozed: Vec<(String, DateTime<Utc>)>,
 }
 
 /// Whether any alarm of `comps` carries an `ACKNOWLEDGED`.
@@ -68,10 +71,24 @@ pub fn apply(
 ) -> Result<()> {
     let mut acks: Vec<(String, DateTime<Utc>)> = Vec::new();
     for ev in comps {
+        // An alarm with a live snooze alarm is snoozed, not dismissed: its
+        // `ACKNOWLEDGED` is the snooze's (crate::snooze).
+        let snoozed = crate::snooze::live(ev);
+        let key_of = |uid: &str| {
+            ev.alarms
+                .iter()
+                .position(|a| a.uid.as_deref() == Some(uid))
+                .map(|n| alarm_key(Some(uid), n))
+        };
         for (i, a) in ev.alarms.iter().enumerate() {
-            if let Some(t) = a.acknowledged {
-                let id = a.uid.clone().unwrap_or_else(|| format!("#{i}"));
-                acks.push((id, t));
+            let Some(t) = a.acknowledged else { continue };
+            if let Some(of) = &a.snooze_of {
+                // A handled snooze: the reminder it carried is done.
+                if let Some(k) = key_of(of) {
+                    acks.push((k, t));
+                }
+            } else if a.uid.as_ref().is_none_or(|u| !snoozed.contains_key(u)) {
+                acks.push((alarm_key(a.uid.as_deref(), i), t));
             }
         }
     }

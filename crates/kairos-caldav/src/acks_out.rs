@@ -2,8 +2,8 @@
 //! (here, or on another device over Kairos sync) gets `ACKNOWLEDGED:<utc>`
 //! on the matching `VALARM` of the series' stored copy; the hash then
 //! differs from the one recorded, and the sync's write-back step `PUT`s it
-//! with `If-Match` like any local edit (a `412` re-fetches and resolves as a
-//! conflict, the losing version in `kairos log`).
+//! with `If-Match` like any local edit (a `412` re-applies the marks on the
+//! server's fresh copy when they are the only change here: `sync::reack`).
 //!
 //! What counts: instances `acknowledged` by a dismissal (`dismissed by …`
 //! in their history), not those hidden on this device only, nor those
@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use kairos_core::model::Alarm;
+use kairos_core::model::{Alarm, alarm_key};
 use kairos_store::{CalendarId, State, Store};
 
 use crate::error::Result;
@@ -34,7 +34,7 @@ pub struct Mark {
 }
 
 fn alarm_id(a: &Alarm, n: usize) -> String {
-    a.uid.clone().unwrap_or_else(|| format!("#{n}"))
+    alarm_key(a.uid.as_deref(), n)
 }
 
 fn by_kairos(reason: &str) -> bool {
@@ -110,7 +110,7 @@ pub fn mark_text(text: &str, alarm: &str, at: DateTime<Utc>) -> String {
         if let Some(b) = block.as_mut() {
             if upper == "END:VALARM" {
                 let uid = b.iter().find_map(|l| l.strip_prefix("UID:").map(str::trim));
-                let hit = uid.map_or_else(|| format!("#{n}") == alarm, |u| u == alarm);
+                let hit = alarm_key(uid, n) == alarm;
                 for l in b.iter() {
                     if hit && l.to_ascii_uppercase().starts_with("ACKNOWLEDGED") {
                         continue;

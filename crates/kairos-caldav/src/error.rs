@@ -35,6 +35,18 @@ pub enum CaldavError {
         /// The underlying failure.
         reason: String,
     },
+    /// The server's TLS certificate is not one Kairos can trust.
+    #[error(
+        "the server at {url} sent a TLS certificate Kairos does not trust: {problem}. Kairos \
+         trusts certificates from the public authorities (a self-signed or private one is \
+         refused); fix the server's certificate or use its public address"
+    )]
+    Certificate {
+        /// The URL asked.
+        url: String,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// The server answered a request with something unusable.
     #[error("{what} at {url} failed: {reason}")]
     Protocol {

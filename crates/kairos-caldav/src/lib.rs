@@ -29,8 +29,10 @@ mod error;
 pub mod local;
 pub mod plan;
 pub mod secret;
+pub mod snooze;
 pub mod status;
 pub mod sync;
+pub mod zones;
 
 pub use account::When;
 pub use error::{CaldavError, Result};

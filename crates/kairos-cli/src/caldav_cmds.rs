@@ -158,9 +158,10 @@ pub fn run(db: &Path, cmd: CaldavCmd, clock: Arc<dyn Clock>) -> Result<()> {
             let mut store = open(db)?;
             let reports = account::sync(&mut store, secrets.as_ref(), calendar.as_deref(), when)?;
             drop(store);
-            let changed = reports
-                .iter()
-                .any(|r| r.changed_here + r.deleted_here + r.conflicts + r.acknowledged_here > 0);
+            let changed = reports.iter().any(|r| {
+                r.changed_here + r.deleted_here + r.conflicts + r.acknowledged_here + r.snoozed_here
+                    > 0
+            });
             for r in &reports {
                 println!(
                     "{}",
@@ -169,6 +170,7 @@ pub fn run(db: &Path, cmd: CaldavCmd, clock: Arc<dyn Clock>) -> Result<()> {
                         "written_there": r.written_there, "deleted_there": r.deleted_there,
                         "conflicts": r.conflicts, "acknowledged_here": r.acknowledged_here,
                         "acknowledged_there": r.acknowledged_there,
+                        "snoozed_here": r.snoozed_here, "snoozed_there": r.snoozed_there,
                         "warning_count": r.warnings.len(),
                         "warnings": r.warnings, "requests": r.requests})
                 );

@@ -82,11 +82,7 @@ impl AlarmHit<'_> {
             calendar: calendar.to_owned(),
             uid: self.occurrence.event.uid.clone(),
             occurrence,
-            alarm: self
-                .alarm
-                .uid
-                .clone()
-                .unwrap_or_else(|| format!("#{}", self.index)),
+            alarm: crate::model::alarm_key(self.alarm.uid.as_deref(), self.index),
             repetition: self.repetition,
         }
     }
@@ -345,7 +341,9 @@ fn push_hits<'a>(
         .alarms
         .iter()
         .enumerate()
-        .filter(|(_, a)| wanted(a))
+        // A snooze alarm (RFC 9074) is when another alarm goes off again,
+        // which the engine's snooze carries: no reminder of its own.
+        .filter(|(_, a)| wanted(a) && !a.is_snooze())
     {
         for (repetition, trigger) in (0u32..).zip(triggers_with(occ, alarm, floating, work)) {
             if trigger >= from && trigger < to {

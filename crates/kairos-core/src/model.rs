@@ -162,6 +162,50 @@ pub struct Alarm {
     pub extra: Vec<RawProperty>,
 }
 
+/// The start of the `UID`s Kairos gives alarms that had none, when it must
+/// name one (an RFC 9074 snooze alarm's `RELATED-TO` points at it):
+/// `kairos-alarm-<index>.<series UID>`.
+pub const KAIROS_ALARM_UID: &str = "kairos-alarm-";
+
+impl Alarm {
+    /// Is this an RFC 9074 snooze alarm (`RELATED-TO;RELTYPE=SNOOZE`)? It
+    /// says when the alarm it names goes off again; it is no reminder of
+    /// its own.
+    #[must_use]
+    pub fn is_snooze(&self) -> bool {
+        self.snooze_of.is_some()
+    }
+}
+
+/// The `UID` Kairos gives alarm number `index` of series `series` when
+/// it had none (see [`alarm_key`]: its key stays `#index`).
+#[must_use]
+pub fn kairos_alarm_uid(series: &str, index: usize) -> String {
+    format!("{KAIROS_ALARM_UID}{index}.{series}")
+}
+
+/// What reminder keys call alarm number `index` (file order, snooze alarms
+/// counted) with `UID` `uid`: its `UID`, else `#index`. A `UID` Kairos gave
+/// it ([`kairos_alarm_uid`], still at that index) keeps the `#index` it
+/// had before, so naming an alarm never changes its reminders' keys.
+#[must_use]
+pub fn alarm_key(uid: Option<&str>, index: usize) -> String {
+    match uid {
+        None => format!("#{index}"),
+        Some(u) => {
+            let given = u
+                .strip_prefix(KAIROS_ALARM_UID)
+                .and_then(|r| r.split_once('.'))
+                .is_some_and(|(n, _)| n.parse() == Ok(index));
+            if given {
+                format!("#{index}")
+            } else {
+                u.to_owned()
+            }
+        }
+    }
+}
+
 /// A `VEVENT`: either a series master (or single event) or an override of one
 /// occurrence (`recurrence_id` set).
 #[derive(Debug, Clone, PartialEq, Eq)]

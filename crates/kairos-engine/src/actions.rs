@@ -98,6 +98,35 @@ pub fn dismiss_from(
     Ok(out)
 }
 
+/// Snoozes the reminder `key` belongs to until `until`, as done outside
+/// Kairos (`by`, e.g. a CalDAV server's RFC 9074 snooze alarm): the same
+/// path as [`snooze`] (recorded for Kairos sync, the snooze instance keyed
+/// `BASE~snooze@<until>` on every device) without its length limits (the
+/// time is another client's), and returns what was shown here and must be
+/// taken back.
+///
+/// # Errors
+/// Store failures.
+pub fn snooze_from(
+    store: &mut Store,
+    key: &str,
+    until: DateTime<Utc>,
+    by: &str,
+    now: DateTime<Utc>,
+) -> Result<Vec<crate::channel::Withdrawal>, ActionError> {
+    let until = DateTime::from_timestamp(until.timestamp(), 0).unwrap_or(until);
+    let base = base_key(key).to_owned();
+    let body = Body::ReminderSnooze {
+        key: base.clone(),
+        until,
+    };
+    let out = store.write(|tx| -> Result<_, StoreError> {
+        let ack = acknowledge(tx, body, now)?;
+        enforce(tx, &base, &ack, by, now)
+    })?;
+    Ok(out)
+}
+
 /// Hides `key` on this device only ("hide here"): not recorded for sync,
 /// so the account's other devices still remind. An escalating reminder is
 /// hidden whole (its base and every repetition), so it stops nagging here.

@@ -253,9 +253,23 @@ impl Loop {
                                 snoozed_until: None,
                             }));
                     }
+                    for (k, until) in &r.acked.snoozed {
+                        let _ = self
+                            .notices
+                            .send(Notice::Announce(EngineEvent::Acknowledged {
+                                key: k.clone(),
+                                by: kairos_caldav::acks::BY.to_owned(),
+                                snoozed_until: Some(*until),
+                            }));
+                    }
                 }
                 reports.iter().any(|r| {
-                    r.changed_here + r.deleted_here + r.conflicts + r.acknowledged_here > 0
+                    r.changed_here
+                        + r.deleted_here
+                        + r.conflicts
+                        + r.acknowledged_here
+                        + r.snoozed_here
+                        > 0
                 })
             }
             Err(e) => {

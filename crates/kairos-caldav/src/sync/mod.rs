@@ -9,10 +9,13 @@
 //! 3. What changed here since the last sync (a series whose hash differs
 //!    from the one recorded, one that is gone, one that is new) is written
 //!    back: `PUT` with `If-Match`, `DELETE` with `If-Match`, `PUT` with
-//!    `If-None-Match: *`. A 412 re-fetches the object and resolves as in 2.
+//!    `If-None-Match: *`. A 412 re-fetches the object and resolves as in 2,
+//!    unless the only change here is RFC 9074 acknowledgements and snoozes
+//!    (then they are re-applied on the fresh copy: [`reack`]).
 //! 4. The new ETags, hashes and token are recorded.
 
 mod list;
+mod reack;
 mod write;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -55,6 +58,11 @@ pub struct SyncReport {
     /// Alarms dismissed in Kairos marked `ACKNOWLEDGED` for the server
     /// (written back with the series).
     pub acknowledged_there: usize,
+    /// Reminders snoozed here because the server's copy carries an RFC
+    /// 9074 snooze alarm for their alarm (another client).
+    pub snoozed_here: usize,
+    /// Reminders snoozed in Kairos written as RFC 9074 snooze alarms.
+    pub snoozed_there: usize,
     /// Lenient reading's repairs and skipped objects.
     pub warnings: Vec<String>,
     /// HTTP requests this sync sent (a quiet `sync-collection` sync: 1).
@@ -88,6 +96,10 @@ struct Run<'a> {
     report: SyncReport,
     /// Inside the resolution of a 412: a second 412 is an error, not a loop.
     retrying: bool,
+    /// Series (by `UID`) whose only change here since the last sync is the
+    /// acknowledgements marked this sync: a 412 on their write re-applies
+    /// the marks on the server's fresh copy instead of a conflict.
+    ack_only: BTreeMap<String, reack::Marks>,
 }
 
 /// Syncs CalDAV calendar `cc` with its Kairos calendar (`apply.calendar`).
@@ -119,6 +131,7 @@ pub fn sync_calendar(
             ..SyncReport::default()
         },
         retrying: false,
+        ack_only: BTreeMap::new(),
     };
     let listing = run.list_remote()?;
     run.report.method = listing.method;
@@ -154,27 +167,6 @@ pub fn pending_here(store: &Store, cc: &CaldavCalendar, local: CalendarId) -> Re
 }
 
 impl Run<'_> {
-    /// Dismissals made in Kairos onto the stored copies' alarms (the
-    /// write-back step then sends them).
-    fn mark_acks(&mut self, store: &mut Store) -> Result<()> {
-        let here = local_series(store, self.local_cal)?;
-        let marks = crate::acks_out::pending(store, self.local_cal, &here)?;
-        let mut texts: BTreeMap<String, String> = BTreeMap::new();
-        for m in &marks {
-            let Some(l) = here.get(&m.uid) else { continue };
-            let t = texts.entry(m.uid.clone()).or_insert_with(|| l.text.clone());
-            *t = crate::acks_out::mark_text(t, &m.alarm, m.at);
-        }
-        for (uid, text) in texts {
-            let obj = RemoteObject::read(&text);
-            if let Some(comps) = obj.series.get(&uid) {
-                self.apply.replace(store, &uid, comps)?;
-            }
-        }
-        self.report.acknowledged_there = marks.len();
-        Ok(())
-    }
-
     pub(super) fn url(&self, href: &str) -> String {
         absolute(self.dav.base(), href)
     }
@@ -225,15 +217,8 @@ impl Run<'_> {
             // Acknowledgements first: applying the server's version
             // re-plans from now, and a trigger already past is not planned
             // again (its reminder would be gone before it is matched).
-            for (u, comps) in obj.series.iter().filter(|(_, c)| crate::acks::any(c)) {
-                crate::acks::apply(
-                    store,
-                    self.local_cal,
-                    u,
-                    comps,
-                    self.apply.now,
-                    &mut self.report.acked,
-                )?;
+            for (u, comps) in &obj.series {
+                self.acks_in(store, u, comps)?;
             }
             if edited_here {
                 if self.conflict(store, &f, &obj, here.get(&uid))? == Winner::Here {
@@ -252,6 +237,7 @@ impl Run<'_> {
         }
         self.apply.add_all(store, fresh)?;
         self.report.acknowledged_here = self.report.acked.keys.len();
+        self.report.snoozed_here = self.report.acked.snoozed.len();
         for href in &listing.deleted {
             handled.insert(href.clone());
             self.remote_deleted(store, href, here)?;

@@ -45,8 +45,36 @@ impl Run<'_> {
         self.put(store, &href, l, None)
     }
 
+    /// One conditional `PUT` of `text` to `href` (`If-Match: etag`, or
+    /// `If-None-Match: *` when `etag` is `None`): the new ETag, or why not.
+    pub(super) fn send(
+        &self,
+        href: &str,
+        text: &str,
+        etag: Option<&str>,
+    ) -> Result<std::result::Result<String, DavFailure>> {
+        // RFC 5545 §3.6.5: the VTIMEZONEs its TZIDs name (the body only).
+        let body = crate::zones::with_vtimezones(text, crate::zones::year_of(self.apply.now));
+        let c = &self.dav.client;
+        let res = match etag {
+            Some(e) => self.dav.run_raw(c.request(PutResource::new(href).update(
+                body,
+                CALENDAR_TYPE,
+                e,
+            )))?,
+            None => self
+                .dav
+                .run_raw(c.request(PutResource::new(href).create(body, CALENDAR_TYPE)))?,
+        };
+        Ok(res
+            .map(|r| r.etag.unwrap_or_default())
+            .map_err(DavFailure::from))
+    }
+
     /// Writes `l` to `href` (`If-Match: etag`, or `If-None-Match: *` when
-    /// `etag` is `None`); a 412 re-fetches and resolves.
+    /// `etag` is `None`); a 412 re-fetches and resolves: a series whose
+    /// only change here is acknowledgements gets them re-applied on the
+    /// server's fresh copy ([`Run::reack`]), any other edit is a conflict.
     pub(super) fn put(
         &mut self,
         store: &mut Store,
@@ -54,28 +82,13 @@ impl Run<'_> {
         l: &LocalSeries,
         etag: Option<&str>,
     ) -> Result<()> {
-        let url = self.url(href);
-        let res = match etag {
-            Some(e) => self
-                .dav
-                .run_raw(self.dav.client.request(PutResource::new(href).update(
-                    l.text.clone(),
-                    CALENDAR_TYPE,
-                    e,
-                )))?,
-            None => self.dav.run_raw(
-                self.dav
-                    .client
-                    .request(PutResource::new(href).create(l.text.clone(), CALENDAR_TYPE)),
-            )?,
-        };
-        match res.map_err(DavFailure::from) {
-            Ok(r) => {
+        match self.send(href, &l.text, etag)? {
+            Ok(etag) => {
                 self.report.written_there += 1;
                 let o = CaldavObject {
                     href: href.to_owned(),
                     uid: l.uid.clone(),
-                    etag: r.etag.unwrap_or_default(),
+                    etag,
                     local_hash: l.hash.clone(),
                 };
                 store.write(|tx| tx.caldav_object_put(self.cc.id, &o))?;
@@ -84,11 +97,14 @@ impl Run<'_> {
             }
             Err(f) if f.status() == Some(StatusCode::PRECONDITION_FAILED) && !self.retrying => {
                 self.retrying = true;
-                let r = self.refetch_and_resolve(store, href, Some(l));
+                let r = match self.ack_only.remove(&l.uid) {
+                    Some(marks) if etag.is_some() => self.reack(store, href, &l.uid, &marks),
+                    _ => self.refetch_and_resolve(store, href, Some(l)),
+                };
                 self.retrying = false;
                 r
             }
-            Err(f) => Err(self.dav.explain("PUT", &url, f)),
+            Err(f) => Err(self.dav.explain("PUT", &self.url(href), f)),
         }
     }
 

@@ -112,3 +112,82 @@ fn the_password_is_in_the_0600_secret_file_and_never_in_the_database() {
             .any(|c| c.name == "Work")
     );
 }
+
+/// An HTTPS server on 127.0.0.1 with a self-signed certificate for
+/// `localhost`; it completes no handshake Kairos would accept. Its URL.
+fn self_signed_https() -> String {
+    use std::io::{Read, Write};
+    use std::sync::Arc;
+    let ck = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+    let cert = ck.cert.der().clone();
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(ck.signing_key.serialize_der().into());
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(vec![cert], key)
+    .unwrap();
+    let config = Arc::new(config);
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(s) = s else { continue };
+            let Ok(conn) = rustls::ServerConnection::new(config.clone()) else {
+                continue;
+            };
+            let mut tls = rustls::StreamOwned::new(conn, s);
+            let mut buf = [0u8; 4096];
+            // A client that trusted it would get a page that is no CalDAV.
+            if tls.read(&mut buf).is_ok() {
+                let _ = tls.write_all(b"HTTP/1.1 404 X\r\nContent-Length: 0\r\n\r\n");
+            }
+        }
+    });
+    format!("https://localhost:{port}/")
+}
+
+#[test]
+fn a_self_signed_certificate_is_named_and_nothing_local_is_lost() {
+    let mut fx = Fx::new();
+    let ics = crate::event("h1", "20260301T100000Z", "Mine", "20260101T000000Z");
+    let (cal, _) =
+        kairos_core::ics::parse_calendar_lenient(ics.as_bytes(), &kairos_core::Limits::default())
+            .unwrap();
+    kairos_engine::import::replace_series(
+        &mut fx.store,
+        "Home",
+        "h1",
+        &cal.events,
+        t0(),
+        chrono::Duration::hours(48),
+        chrono_tz::UTC,
+    )
+    .unwrap();
+    let url = self_signed_https();
+    let e = account::add(
+        &mut fx.store,
+        &fx.secrets,
+        &url,
+        USER,
+        PASSWORD,
+        &[],
+        when(t0()),
+    )
+    .unwrap_err();
+    assert!(matches!(e, CaldavError::Certificate { .. }), "{e:?}");
+    assert!(!e.is_retryable(), "a certificate does not fix itself");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("TLS certificate Kairos does not trust"),
+        "{msg}"
+    );
+    assert!(msg.contains("self-signed"), "{msg}");
+    assert!(msg.contains(&url), "{msg}");
+    assert!(fx.store.read(|r| r.caldav_accounts()).unwrap().is_empty());
+    assert_eq!(fx.secrets.get(&format!("{USER}@{url}")).unwrap(), None);
+    let home = fx.local("Home");
+    assert!(home["h1"].text.contains("SUMMARY:Mine"), "{home:?}");
+}

@@ -5,8 +5,11 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod acks;
+mod conflict412;
 mod errors;
+mod relay;
 mod server;
+mod snooze;
 mod sync;
 mod xandikos;
 
@@ -81,10 +84,15 @@ impl Fx {
 
     pub(crate) fn add(&mut self) -> Vec<CaldavCalendar> {
         let url = self.rad.url();
+        self.add_at(&url)
+    }
+
+    /// Adds the account at `url` (the server itself, or a relay to it).
+    pub(crate) fn add_at(&mut self, url: &str) -> Vec<CaldavCalendar> {
         account::add(
             &mut self.store,
             &self.secrets,
-            &url,
+            url,
             USER,
             PASSWORD,
             &[],

@@ -1,5 +1,6 @@
 //! Integration tests of the calendar core, one binary (see STYLE.md).
 
+mod alarm_keys;
 mod corpus;
 mod corpus_real;
 mod corruption;

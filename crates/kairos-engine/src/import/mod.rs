@@ -16,7 +16,7 @@ use kairos_core::Limits;
 use kairos_core::model::{Calendar, Event};
 use kairos_core::workdays::WorkTime;
 use kairos_proto::Body;
-use kairos_store::{CalendarId, NewInstance, Store, StoreError, Tx};
+use kairos_store::{CalendarId, NewInstance, State, Store, StoreError, Tx};
 
 use crate::channel::Withdrawal;
 use crate::error::EngineError;
@@ -212,7 +212,18 @@ fn reschedule(
     now: DateTime<Utc>,
 ) -> Result<(usize, usize), StoreError> {
     let mut dropped = 0;
+    // A snooze is no planned instance: an edit of the series keeps it (it
+    // is put back below while the reminder it carries is still snoozed).
+    let mut snoozes = Vec::new();
     for uid in uids {
+        // Not for a series deleted (no components left).
+        if !tx.series_events(cal_id, uid)?.is_empty() {
+            snoozes.extend(
+                tx.instances_of_event(cal_id, uid)?
+                    .into_iter()
+                    .filter(|i| i.snooze_of.is_some() && i.state == State::Pending),
+            );
+        }
         dropped +=
             tx.delete_pending_for_event(cal_id, uid, None, "event changed: recomputed", now)?;
     }
@@ -223,5 +234,26 @@ fn reschedule(
         .collect();
     let added = tx.insert_instances(&new, now)?;
     acks::enforce_on_new(tx, new.iter().map(|i| &i.key), now)?;
+    let mut kept = Vec::new();
+    for i in snoozes {
+        let Some(base) = i.snooze_of.clone() else {
+            continue;
+        };
+        if tx.get(&base)?.is_some_and(|b| b.state == State::Snoozed) {
+            kept.push(NewInstance {
+                key: i.key,
+                calendar: i.calendar,
+                event_uid: i.event_uid,
+                occurrence: i.occurrence,
+                alarm: i.alarm,
+                repetition: i.repetition,
+                rule_version: i.rule_version,
+                trigger_at: i.trigger_at,
+                snooze_of: i.snooze_of,
+                payload: i.payload,
+            });
+        }
+    }
+    tx.insert_instances(&kept, now)?;
     Ok((dropped, added))
 }

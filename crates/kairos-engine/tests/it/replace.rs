@@ -70,3 +70,56 @@ fn an_override_that_left_the_file_puts_its_occurrence_back_and_merge_never_delet
     let r = put(&mut store, SERIES, Mode::Replace);
     assert_eq!((r.changed, r.deleted, r.dropped, r.scheduled), (0, 0, 0, 0));
 }
+
+/// An edit of a series whose reminder is snoozed (the app's editor, a
+/// CalDAV server's copy, Kairos sync) used to drop the pending snooze: the
+/// reminder, `snoozed`, then never rang again.
+#[test]
+fn an_edit_of_a_snoozed_series_keeps_the_snooze() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut store = Store::open(dir.path().join("k.db")).expect("open");
+    let h = Duration::hours(72);
+    let put = |store: &mut Store, body: &str| {
+        import_with(
+            store,
+            "w",
+            &cal(body),
+            Mode::Merge,
+            now(),
+            h,
+            chrono_tz::UTC,
+        )
+        .expect("import")
+    };
+    put(&mut store, OTHER);
+    let key = store.due(DateTime::<Utc>::MAX_UTC, 10).expect("due")[0]
+        .key
+        .clone();
+    let (snoozed, until) =
+        kairos_engine::actions::snooze(&mut store, &key, Duration::minutes(10), now())
+            .expect("snooze");
+    put(
+        &mut store,
+        &OTHER.replace("SUMMARY:Other", "SUMMARY:Other, renamed"),
+    );
+    let s = store
+        .get(&snoozed)
+        .expect("get")
+        .expect("the snooze is kept");
+    assert_eq!(
+        (s.state, s.trigger_at),
+        (kairos_store::State::Pending, until)
+    );
+    assert_eq!(
+        store.get(&key).expect("get").map(|i| i.state),
+        Some(kairos_store::State::Snoozed)
+    );
+    // A deleted series takes its snooze with it.
+    kairos_engine::import::replace_series(&mut store, "w", "o", &[], now(), h, chrono_tz::UTC)
+        .expect("delete");
+    assert_eq!(
+        store.get(&snoozed).expect("get"),
+        None,
+        "no snooze of a deleted event"
+    );
+}
