@@ -28,7 +28,11 @@ Scenario (issue #4):
    change through "Refresh now", an HTML page shown as the feed's error
    beside the calendar with the last good copy kept, and the host's retry
    after the backoff reaching the open view without a reload
-   (feeds_step.py).
+   (feeds_step.py);
+9. (after 8) a CalDAV account on a real Radicale added through "Add
+   calendar -> CalDAV account...": the calendar list, one chosen, the
+   first sync in the background, the account's status, the server's event
+   in the week view and its reminder firing (caldav_step.py).
 
 Time: the app's clock is shifted (KAIROS_TEST_CLOCK_OFFSET_SECS) so that a
 whole minute - where minute-resolution reminders fall - is a few seconds
@@ -46,6 +50,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import caldav_step  # noqa: E402
 import crash_repeat  # noqa: E402
 import feeds_step  # noqa: E402
 import notifyctl as nc  # noqa: E402
@@ -89,7 +94,11 @@ def set_value(s, css, value):
 
 def app_env(offset):
     return dict(os.environ, KAIROS_DB=DB, HOME=WORK, TZ="UTC", LANG="en_US.UTF-8",
-                KAIROS_TEST_CLOCK_OFFSET_SECS=str(offset), KAIROS_TEST_SNOOZE_SECS=str(SNOOZE))
+                KAIROS_TEST_CLOCK_OFFSET_SECS=str(offset), KAIROS_TEST_SNOOZE_SECS=str(SNOOZE),
+                # No Secret Service on the test's private bus: CalDAV
+                # passwords in the 0600 file beside the database, as the
+                # CLI's tests do.
+                KAIROS_SECRET_STORE="file")
 
 
 def launch(offset):
@@ -351,6 +360,7 @@ def run(srv):
         step("task done: notification %d closed, reminder acknowledged" % tnote["id"])
 
         feeds_step.run(s, set_value, step, time.time() + offset)
+        caldav_step.run(s, set_value, step, time.time() + offset, LOG, lambda name: shot(s, name))
 
         start_at_login(s)
 
