@@ -105,10 +105,62 @@ ACCOUNT_JS = ("const r = document.querySelector('.dav-account'); if (!r) return 
 TITLE = "E2E CalDAV review"
 
 
-def run(s, set_value, step, app_now, log, shot):
+def settings(s, set_value, **values):
+    """Saves the settings dialog with `values` (css id -> value)."""
+    s.wait_for("#settings-btn").click()
+    s.wait_for("#set-save")
+    for css, value in values.items():
+        set_value(s, "#" + css.replace("_", "-"), value)
+    s.find("#set-save").click()
+    s.wait_until(lambda: not s.execute("const d = document.querySelector('#settings'); return !!d && d.open"),
+                 timeout=10, message="settings saved")
+
+
+def quiet(s):
+    """Before a screenshot: the reminder panel closed and no toast left
+    (they go by themselves within 3.5 s)."""
+    s.execute("const p = document.querySelector('#reminders-panel');"
+              "if (p && p.offsetParent !== null) document.querySelector('#reminders-close').click();")
+    s.wait_until(lambda: not s.execute("return document.querySelectorAll('.toast').length"), timeout=15,
+                 message="toasts gone")
+
+
+def open_choices(s, set_value, dav):
+    """The dialog at its calendar list (E2E Team ticked)."""
+    s.wait_for("#add-calendar").click()
+    s.wait_for("#add-calendar-caldav").click()
+    s.wait_for("#caldav-dialog")
+    set_value(s, "#dav-url", dav.url)
+    set_value(s, "#dav-user", USER)
+    set_value(s, "#dav-password", PASSWORD)
+    s.find("#dav-next").click()
+    s.wait_until(lambda: s.execute("return document.querySelector('#caldav-dialog')?.dataset.step") == "choose",
+                 timeout=30, message="the calendar list")
+
+
+def themed_shots(s, set_value, dav, shot):
+    """Dark and 简体中文 screenshots of the status and the calendar list
+    (only when screenshots are asked for); English and light again after."""
+    for suffix, values, theme in (("-dark", {"set_theme": "dark"}, "dark"),
+                                  ("-zh-CN", {"set_theme": "light", "set_language": "zh-CN"}, "light")):
+        settings(s, set_value, **values)
+        s.wait_until(lambda: s.execute("return document.documentElement.dataset.theme") == theme
+                     and s.execute("return !!document.querySelector('.dav-account .dav-when')"),
+                     timeout=10, message="theme %s applied" % theme)
+        quiet(s)
+        shot("caldav-status%s.png" % suffix)
+        open_choices(s, set_value, dav)
+        shot("caldav-choose%s.png" % suffix)
+        s.execute("document.querySelector('#caldav-dialog').close()")
+    settings(s, set_value, set_language="en", set_theme="system")
+
+
+def run(s, set_value, step, app_now, log, shot=None):
     """Runs the step in session `s`; `app_now` is the app's clock (epoch
-    s), `log` the fake notification server's log, `shot(name)` takes a
-    screenshot when asked for."""
+    s), `log` the fake notification server's log; `shot(name)`, when
+    given, takes a screenshot (light, then dark and 简体中文 at the end)."""
+    shots = shot is not None
+    shot = shot or (lambda name: None)
     t0 = time.monotonic()
     dav = Radicale()
     try:
@@ -135,6 +187,8 @@ def run(s, set_value, step, app_now, log, shot):
         # Only E2E Team.
         s.execute("document.querySelectorAll('input.dav-pick').forEach((b) => {"
                   " if (b.checked !== (b.value === 'E2E Team')) b.click(); })")
+        if shots:
+            quiet(s)
         shot("caldav-choose.png")
         s.find("#dav-next").click()
         s.wait_until(lambda: not s.execute("return !!document.querySelector('#caldav-dialog')"), timeout=30,
@@ -152,11 +206,15 @@ def run(s, set_value, step, app_now, log, shot):
         cals = s.execute("return [...document.querySelectorAll('.cal-row:has(.cal-dav-badge) .cal-name')]"
                          ".map((e) => e.textContent)")
         assert cals == ["E2E Team"], cals
+        if shots:
+            quiet(s)
         shot("caldav-status.png")
         step("first sync in the background: %r; the event in the week view" % acc["when"])
 
         note = nc.wait_for_call(log, "Notify", timeout=90, summary=TITLE)
         step("the server event's reminder fired (notification %d)" % note["id"])
+        if shots:
+            themed_shots(s, set_value, dav, shot)
     finally:
         dav.stop()
     step("CalDAV step took %.0f s" % (time.monotonic() - t0))
