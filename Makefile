@@ -45,8 +45,8 @@ ui-test: ui
 ## The real app binary in a real webview under Xvfb, with a test-owned
 ## notification server on a private session bus (tests/e2e); then the app
 ## on a paired database with a real kairos-server and the CLI as a second
-## device.
-e2e:
+## device. The CalDAV step runs Radicale from tests/caldav/setup.sh's venv.
+e2e: $(CALDAV_PY)
 	$(CARGO) build -p kairos-desktop -p kairos-cli -p kairos-server --locked
 	tests/e2e/selftest.sh
 	tests/e2e/run_app_test.sh $(TARGET)/debug/kairos-desktop

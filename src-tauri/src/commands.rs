@@ -6,12 +6,13 @@
 use std::sync::Arc;
 
 use kairos_app::api::{
-    ApiError, AppStatus, CalendarInfo, CalendarInput, DeleteEvent, DeviceView, EventDetail,
-    EventDraft, EventRef, ExportIcs, ImportIcs, ImportSummary, JoinRequest, MoveEvent, Occurrences,
-    PairingCode, Pause, RangeQuery, SaveEvent, Settings, ShownReminder, SnoozeRequest,
-    SubscribeRequest, SubscriptionView, SyncAccount, TaskItem, events,
+    ApiError, AppStatus, CaldavAccountView, CaldavAddRequest, CaldavDiscovery, CaldavLogin,
+    CalendarInfo, CalendarInput, DeleteEvent, DeviceView, EventDetail, EventDraft, EventRef,
+    ExportIcs, ImportIcs, ImportSummary, JoinRequest, MoveEvent, Occurrences, PairingCode, Pause,
+    RangeQuery, SaveEvent, Settings, ShownReminder, SnoozeRequest, SubscribeRequest,
+    SubscriptionView, SyncAccount, TaskItem, events,
 };
-use kairos_app::{Feeds, SyncAccounts};
+use kairos_app::{CaldavAccounts, Feeds, SyncAccounts};
 use tauri::{Emitter, State};
 use tauri_plugin_autostart::ManagerExt;
 
@@ -290,6 +291,50 @@ pub async fn remove_subscription(s: S<'_>, calendar_id: i64) -> R<()> {
     Ok(())
 }
 
+/// A CalDAV account request (see [`unlocked`]; each of its requests is
+/// bounded by kairos-caldav's timeout).
+async fn caldav_call<T: Send + 'static>(
+    s: &S<'_>,
+    f: impl FnOnce(&CaldavAccounts, chrono::DateTime<chrono::Utc>) -> R<T> + Send + 'static,
+) -> R<T> {
+    unlocked(s, kairos_app::App::caldav, f).await
+}
+
+/// Signs in and lists the calendars; stores nothing.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn caldav_discover(s: S<'_>, request: CaldavLogin) -> R<CaldavDiscovery> {
+    caldav_call(&s, move |c, _| c.discover(&request)).await
+}
+
+/// Adds the account; waking the host makes its CalDAV loop run the first
+/// sync in the background (a new account is due at once), and its
+/// outcome reaches the window as `kairos://data-changed` and the list.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn add_caldav_account(s: S<'_>, request: CaldavAddRequest) -> R<CaldavAccountView> {
+    let added = caldav_call(&s, move |c, now| c.add(&request, now)).await?;
+    feeds_changed(&s);
+    Ok(added)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn list_caldav_accounts(s: S<'_>) -> R<Vec<CaldavAccountView>> {
+    caldav_call(&s, |c, _| c.list()).await
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn sync_caldav_account(s: S<'_>, id: i64) -> R<CaldavAccountView> {
+    let synced = caldav_call(&s, move |c, now| c.sync_now(id, now)).await?;
+    feeds_changed(&s);
+    Ok(synced)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn remove_caldav_account(s: S<'_>, id: i64) -> R<()> {
+    caldav_call(&s, move |c, _| c.remove(id)).await?;
+    feeds_changed(&s);
+    Ok(())
+}
+
 /// The handler with every command; `kairos_app::bindings::COMMAND_NAMES`
 /// lists the same names (checked by the test below).
 #[macro_export]
@@ -330,6 +375,11 @@ macro_rules! handler {
             commands::add_subscription,
             commands::refresh_subscription,
             commands::remove_subscription,
+            commands::caldav_discover,
+            commands::add_caldav_account,
+            commands::list_caldav_accounts,
+            commands::sync_caldav_account,
+            commands::remove_caldav_account,
         ]
     };
 }

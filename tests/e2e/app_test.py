@@ -28,7 +28,11 @@ Scenario (issue #4):
    change through "Refresh now", an HTML page shown as the feed's error
    beside the calendar with the last good copy kept, and the host's retry
    after the backoff reaching the open view without a reload
-   (feeds_step.py).
+   (feeds_step.py);
+9. (after 8) a CalDAV account on a real Radicale added through "Add
+   calendar -> CalDAV account...": the calendar list, one chosen, the
+   first sync in the background, the account's status, the server's event
+   in the week view and its reminder firing (caldav_step.py).
 
 Time: the app's clock is shifted (KAIROS_TEST_CLOCK_OFFSET_SECS) so that a
 whole minute - where minute-resolution reminders fall - is a few seconds
@@ -46,6 +50,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import caldav_step  # noqa: E402
 import crash_repeat  # noqa: E402
 import feeds_step  # noqa: E402
 import notifyctl as nc  # noqa: E402
@@ -89,7 +94,11 @@ def set_value(s, css, value):
 
 def app_env(offset):
     return dict(os.environ, KAIROS_DB=DB, HOME=WORK, TZ="UTC", LANG="en_US.UTF-8",
-                KAIROS_TEST_CLOCK_OFFSET_SECS=str(offset), KAIROS_TEST_SNOOZE_SECS=str(SNOOZE))
+                KAIROS_TEST_CLOCK_OFFSET_SECS=str(offset), KAIROS_TEST_SNOOZE_SECS=str(SNOOZE),
+                # No Secret Service on the test's private bus: CalDAV
+                # passwords in the 0600 file beside the database, as the
+                # CLI's tests do.
+                KAIROS_SECRET_STORE="file")
 
 
 def launch(offset):
@@ -159,15 +168,24 @@ def states(title):
 
 
 def shot(s, name):
-    """Best effort: WebKit's automation snapshot does not answer while the
-    webview renders without hardware acceleration (the app's default), so a
-    failing test must not fail again here."""
+    """Best effort (a failing test must not fail again here): the X screen,
+    not WebKit's automation snapshot, which does not answer while the
+    webview renders without hardware acceleration (the app's default) and
+    holds the test up until it times out."""
+    del s  # the screen shows the session's window
     if SHOTS:
-        os.makedirs(SHOTS, exist_ok=True)
         try:
-            s.screenshot(os.path.join(SHOTS, name))
+            xshot(name)
         except Exception as e:  # noqa: BLE001
             step("screenshot %s not taken: %s" % (name, e))
+
+
+def xshot(name):
+    """The X screen (the real app's window) to SHOTS/name."""
+    os.makedirs(SHOTS, exist_ok=True)
+    display = os.environ["DISPLAY"]
+    x11.screenshot(display, os.path.join(SHOTS, name), x11.window_rect(display))
+    step("screenshot %s" % name)
 
 
 def app_pids():
@@ -351,6 +369,7 @@ def run(srv):
         step("task done: notification %d closed, reminder acknowledged" % tnote["id"])
 
         feeds_step.run(s, set_value, step, time.time() + offset)
+        caldav_step.run(s, set_value, step, time.time() + offset, LOG, xshot if SHOTS else None)
 
         start_at_login(s)
 

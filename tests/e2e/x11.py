@@ -1,5 +1,6 @@
 """Closing a window the way a window manager does, under bare Xvfb (no
-window manager): shared by tests/e2e/app_test.py and scripts/bench_app.py.
+window manager), and a screenshot of the screen: shared by
+tests/e2e/app_test.py and scripts/bench_app.py.
 Standard library only (ctypes); `xdotool` finds the windows."""
 
 import ctypes
@@ -91,3 +92,73 @@ def close_all(display, wins=None):
     finally:
         x.shut()
     return wins
+
+
+def window_rect(display, title=WINDOW_TITLE):
+    """(x, y, width, height) of the first visible window called `title`,
+    or None."""
+    wins = visible_windows(display, title)
+    if not wins:
+        return None
+    r = subprocess.run(["xdotool", "getwindowgeometry", "--shell", str(wins[0])],
+                       env={**os.environ, "DISPLAY": display}, capture_output=True, text=True, timeout=5)
+    g = dict(line.split("=", 1) for line in r.stdout.split() if "=" in line)
+    try:
+        return int(g["X"]), int(g["Y"]), int(g["WIDTH"]), int(g["HEIGHT"])
+    except (KeyError, ValueError):
+        return None
+
+
+def screenshot(display, path, rect=None):
+    """Writes the X screen (or `rect`: x, y, width, height) to `path` as a
+    PNG (XGetImage through ctypes, zlib for the PNG; the WebDriver snapshot
+    does not answer for a webview without hardware acceleration, and no
+    ImageMagick is needed)."""
+    import struct
+    import zlib
+
+    class XImage(ctypes.Structure):
+        _fields_ = [("width", ctypes.c_int), ("height", ctypes.c_int), ("xoffset", ctypes.c_int),
+                    ("format", ctypes.c_int), ("data", ctypes.POINTER(ctypes.c_ubyte)),
+                    ("byte_order", ctypes.c_int), ("bitmap_unit", ctypes.c_int),
+                    ("bitmap_bit_order", ctypes.c_int), ("bitmap_pad", ctypes.c_int),
+                    ("depth", ctypes.c_int), ("bytes_per_line", ctypes.c_int),
+                    ("bits_per_pixel", ctypes.c_int)]
+
+    x = X11(display)
+    try:
+        lib = x.x
+        lib.XDefaultRootWindow.restype = ctypes.c_ulong
+        lib.XDefaultRootWindow.argtypes = [ctypes.c_void_p]
+        lib.XDisplayWidth.argtypes = lib.XDisplayHeight.argtypes = [ctypes.c_void_p, ctypes.c_int]
+        lib.XGetImage.restype = ctypes.POINTER(XImage)
+        lib.XGetImage.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_int, ctypes.c_int,
+                                  ctypes.c_uint, ctypes.c_uint, ctypes.c_ulong, ctypes.c_int]
+        root = lib.XDefaultRootWindow(x.d)
+        left, top = 0, 0
+        w, h = lib.XDisplayWidth(x.d, 0), lib.XDisplayHeight(x.d, 0)
+        if rect:
+            left, top = max(rect[0], 0), max(rect[1], 0)
+            w, h = min(rect[2], w - left), min(rect[3], h - top)
+        img = lib.XGetImage(x.d, root, left, top, w, h, 0xFFFFFFFF, 2)  # ZPixmap
+        if not img:
+            raise RuntimeError("XGetImage failed")
+        im = img.contents
+        if im.bits_per_pixel != 32:
+            raise RuntimeError("unsupported X image depth %d" % im.bits_per_pixel)
+        raw = ctypes.string_at(im.data, im.bytes_per_line * h)
+        rows = []
+        for y in range(h):
+            line = raw[y * im.bytes_per_line:y * im.bytes_per_line + w * 4]
+            rgb = bytearray(w * 3)
+            rgb[0::3], rgb[1::3], rgb[2::3] = line[2::4], line[1::4], line[0::4]  # BGRX -> RGB
+            rows.append(b"\x00" + bytes(rgb))
+    finally:
+        x.shut()
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+           + chunk(b"IDAT", zlib.compress(b"".join(rows), 6)) + chunk(b"IEND", b""))
+    with open(path, "wb") as f:
+        f.write(png)

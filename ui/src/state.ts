@@ -2,7 +2,7 @@
  * What the whole UI shares: settings, status, calendars, shown reminders,
  * loaded from the backend and pushed to whoever listens.
  */
-import { api, type AppStatus, type CalendarInfo, type Settings, type ShownReminder, type SubscriptionView, type SyncStatus } from "./ipc";
+import { api, type AppStatus, type CaldavAccountView, type CalendarInfo, type Settings, type ShownReminder, type SubscriptionView, type SyncStatus } from "./ipc";
 
 export interface State {
   settings: Settings;
@@ -10,6 +10,8 @@ export interface State {
   calendars: CalendarInfo[];
   /** Calendars that are ICS feeds (read-only; their status in the sidebar). */
   subscriptions: SubscriptionView[];
+  /** CalDAV accounts with their calendars and sync state (the sidebar). */
+  caldavAccounts: CaldavAccountView[];
   shown: ShownReminder[];
 }
 
@@ -41,6 +43,7 @@ export const state: State = {
   },
   calendars: [],
   subscriptions: [],
+  caldavAccounts: [],
   shown: [],
 };
 
@@ -98,11 +101,12 @@ export function setSync(s: SyncStatus): void {
   publish("status");
 }
 
-/** The calendars and the subscriptions (one list shows both). */
+/** The calendars, the subscriptions and the CalDAV accounts (the sidebar shows all three). */
 export async function loadCalendars(): Promise<void> {
-  const [cals, subs] = await Promise.all([api.list_calendars(), api.list_subscriptions()]);
+  const [cals, subs, accounts] = await Promise.all([api.list_calendars(), api.list_subscriptions(), api.list_caldav_accounts()]);
   state.calendars = cals;
   state.subscriptions = subs;
+  state.caldavAccounts = accounts;
   publish("calendars");
 }
 

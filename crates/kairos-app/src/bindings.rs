@@ -91,6 +91,13 @@ pub fn typescript() -> String {
         SubscriptionView::decl(&cfg),
         FeedProblem::decl(&cfg),
         SubscribeRequest::decl(&cfg),
+        CaldavLogin::decl(&cfg),
+        RemoteCalendarView::decl(&cfg),
+        CaldavDiscovery::decl(&cfg),
+        CaldavAddRequest::decl(&cfg),
+        CaldavCalendarView::decl(&cfg),
+        CaldavProblem::decl(&cfg),
+        CaldavAccountView::decl(&cfg),
     ];
     for d in decls {
         out.push_str("export ");

@@ -6,7 +6,9 @@
 //! showed ([`shown`]); and Settings → Sync ([`SyncAccounts`]: join, pair
 //! with a QR code, devices, revoke, leave; failures as stable error kinds);
 //! and ICS subscriptions ([`Feeds`]: add from a URL, list with the last
-//! refresh and error, refresh now, remove).
+//! refresh and error, refresh now, remove); and CalDAV accounts
+//! ([`CaldavAccounts`]: discover, add with the calendars chosen, list with
+//! the background sync's state, sync now, remove).
 //!
 //! It knows no Tauri, no webview and no D-Bus: `src-tauri` wraps each method
 //! of [`App`] in a `#[tauri::command]` of the same name and does nothing
@@ -27,6 +29,8 @@
 //! ```
 
 pub mod api;
+pub mod caldav;
+mod caldav_errors;
 mod calendars;
 mod convert;
 mod edit;
@@ -45,6 +49,7 @@ mod task_edit;
 mod tasks;
 mod views;
 
+pub use caldav::CaldavAccounts;
 pub use error::ApiResult;
 pub use feeds::Feeds;
 pub use policy::DeliveryPolicy;
@@ -93,6 +98,11 @@ macro_rules! ipc_commands {
             add_subscription(request: SubscribeRequest) -> SubscriptionView;
             refresh_subscription(calendar_id: i64) -> SubscriptionView;
             remove_subscription(calendar_id: i64) -> ();
+            caldav_discover(request: CaldavLogin) -> CaldavDiscovery;
+            add_caldav_account(request: CaldavAddRequest) -> CaldavAccountView;
+            list_caldav_accounts() -> Vec<CaldavAccountView>;
+            sync_caldav_account(id: i64) -> CaldavAccountView;
+            remove_caldav_account(id: i64) -> ();
         }
     };
 }

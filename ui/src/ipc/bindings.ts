@@ -14,7 +14,7 @@ kind: ErrorKind,
  */
 message: string, };
 
-export type ErrorKind = "invalid" | "not_found" | "store" | "io" | "internal" | "sync_bad_url" | "sync_unreachable" | "sync_timeout" | "sync_tls" | "sync_not_kairos" | "sync_version" | "sync_code_wrong" | "sync_code_used" | "sync_code_expired" | "sync_revoked" | "sync_not_paired" | "sync_already_paired" | "sync_server" | "feed_url" | "feed_unreachable" | "feed_timeout" | "feed_http" | "feed_too_large" | "feed_not_calendar" | "feed_calendar_in_use";
+export type ErrorKind = "invalid" | "not_found" | "store" | "io" | "internal" | "sync_bad_url" | "sync_unreachable" | "sync_timeout" | "sync_tls" | "sync_not_kairos" | "sync_version" | "sync_code_wrong" | "sync_code_used" | "sync_code_expired" | "sync_revoked" | "sync_not_paired" | "sync_already_paired" | "sync_server" | "feed_url" | "feed_unreachable" | "feed_timeout" | "feed_http" | "feed_too_large" | "feed_not_calendar" | "feed_calendar_in_use" | "caldav_unauthorized" | "caldav_not_caldav" | "caldav_unreachable" | "caldav_tls" | "caldav_timeout" | "caldav_bad_url" | "caldav_secret" | "caldav_server";
 
 export type CalendarInfo = { 
 /**
@@ -748,6 +748,133 @@ calendar: string,
  */
 every_minutes: number, };
 
+export type CaldavLogin = { 
+/**
+ * `https://host/…`, `http://…`, a bare host or an e-mail address
+ * (its domain is looked up: `/.well-known/caldav`, DNS `SRV`).
+ */
+url: string, 
+/**
+ * The user name.
+ */
+user: string, 
+/**
+ * The password or app password. Never stored in the database: it
+ * goes to the OS secret store (or a 0600 file beside the database
+ * when there is none).
+ */
+password: string, };
+
+export type RemoteCalendarView = { 
+/**
+ * Its name on the server (`displayname`, else its path's last part).
+ */
+name: string, 
+/**
+ * `#rrggbb` when the server gives a colour.
+ */
+color: string | null, 
+/**
+ * It holds events (`VEVENT`).
+ */
+events: boolean, 
+/**
+ * It holds tasks (`VTODO`).
+ */
+tasks: boolean, };
+
+export type CaldavDiscovery = { 
+/**
+ * The calendar home found (absolute URL).
+ */
+home: string, 
+/**
+ * The calendars there, in the server's order.
+ */
+calendars: Array<RemoteCalendarView>, };
+
+export type CaldavAddRequest = { 
+/**
+ * As for [`CaldavLogin`].
+ */
+url: string, 
+/**
+ * As for [`CaldavLogin`].
+ */
+user: string, 
+/**
+ * As for [`CaldavLogin`].
+ */
+password: string, 
+/**
+ * Names of the calendars to sync.
+ */
+calendars: Array<string>, };
+
+export type CaldavCalendarView = { 
+/**
+ * Its name on the server.
+ */
+name: string, 
+/**
+ * `#rrggbb` when the server gives one.
+ */
+color: string | null, 
+/**
+ * The Kairos calendar it syncs into; `null`: not chosen.
+ */
+calendar_id: number | null, 
+/**
+ * When it last synced, instant; `null` if never.
+ */
+synced_at: string | null, };
+
+export type CaldavProblem = { 
+/**
+ * `caldav_*` (or `internal`), for the UI's words.
+ */
+kind: ErrorKind, 
+/**
+ * The detail, in English (the server, the status, the step).
+ */
+message: string, };
+
+export type CaldavAccountView = { 
+/**
+ * The account's id (for "Sync now" and "Remove account").
+ */
+id: number, 
+/**
+ * The URL given when it was added.
+ */
+url: string, 
+/**
+ * The user name.
+ */
+user: string, 
+/**
+ * Its calendars, chosen or not.
+ */
+calendars: Array<CaldavCalendarView>, 
+/**
+ * The last sync of all chosen calendars that went well, instant;
+ * `null` if none yet (the first one runs in the background).
+ */
+synced_at: string | null, 
+/**
+ * The last sync's failure (`null` after a success).
+ */
+last_error: CaldavProblem | null, 
+/**
+ * When it failed, instant.
+ */
+error_at: string | null, 
+/**
+ * When the background sync runs next, instant; `null` before the
+ * first.
+ */
+next_sync: string | null, };
+
 /** Events the shell emits (`listen` in `src/ipc`). */
 export const EVENTS = {
   remindersChanged: "kairos://reminders-changed",
@@ -793,6 +920,11 @@ export function makeCommands(invoke: Invoke) {
     add_subscription: (request: SubscribeRequest): Promise<SubscriptionView> => invoke<SubscriptionView>("add_subscription", { request }),
     refresh_subscription: (calendar_id: number): Promise<SubscriptionView> => invoke<SubscriptionView>("refresh_subscription", { calendar_id }),
     remove_subscription: (calendar_id: number): Promise<null> => invoke<null>("remove_subscription", { calendar_id }),
+    caldav_discover: (request: CaldavLogin): Promise<CaldavDiscovery> => invoke<CaldavDiscovery>("caldav_discover", { request }),
+    add_caldav_account: (request: CaldavAddRequest): Promise<CaldavAccountView> => invoke<CaldavAccountView>("add_caldav_account", { request }),
+    list_caldav_accounts: (): Promise<Array<CaldavAccountView>> => invoke<Array<CaldavAccountView>>("list_caldav_accounts"),
+    sync_caldav_account: (id: number): Promise<CaldavAccountView> => invoke<CaldavAccountView>("sync_caldav_account", { id }),
+    remove_caldav_account: (id: number): Promise<null> => invoke<null>("remove_caldav_account", { id }),
   };
 }
 
@@ -832,4 +964,9 @@ export const COMMAND_NAMES = [
   "add_subscription",
   "refresh_subscription",
   "remove_subscription",
+  "caldav_discover",
+  "add_caldav_account",
+  "list_caldav_accounts",
+  "sync_caldav_account",
+  "remove_caldav_account",
 ] as const;

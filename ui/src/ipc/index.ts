@@ -16,6 +16,8 @@ const KINDS: readonly ErrorKind[] = [
   "sync_code_wrong", "sync_code_used", "sync_code_expired", "sync_revoked", "sync_not_paired",
   "sync_already_paired", "sync_server",
   "feed_url", "feed_unreachable", "feed_timeout", "feed_http", "feed_too_large", "feed_not_calendar", "feed_calendar_in_use",
+  "caldav_unauthorized", "caldav_not_caldav", "caldav_unreachable", "caldav_tls", "caldav_timeout", "caldav_bad_url",
+  "caldav_secret", "caldav_server",
 ];
 
 /** Whatever a command rejected with, as an `ApiError`. */

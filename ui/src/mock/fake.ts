@@ -9,6 +9,7 @@ import type {
   MoveEvent, OccurrenceView, Occurrences, RangeQuery, SaveEvent, Settings, ShownReminder, SnoozeRequest, SyncStatus,
   TaskItem,
 } from "../ipc/bindings";
+import { FakeCaldav, discover } from "./caldav";
 import { FakeFeeds } from "./feeds";
 import { FakeSync } from "./sync";
 import { addDays, addMinutes, isLastWeekdayOfMonth, nowWall, parseWall, toDateStr, toMinuteStr, toWallStr, weekdayCode } from "../lib/dates";
@@ -59,6 +60,11 @@ export class FakeBackend {
   sync: SyncStatus = { state: "synced", last_sync_at: new Date(Date.now() - 4 * 60_000).toISOString(), since: null, reason: null, waiting: 0 };
   /** ICS subscriptions. */
   readonly feeds = new FakeFeeds();
+  /** CalDAV accounts. */
+  readonly caldav = new FakeCaldav();
+  /** Commands whose answer waits until a test calls `release()` (a slow network). */
+  held = new Set<string>();
+  private waiting: (() => void)[] = [];
   /** Settings → Sync's account and devices. */
   readonly accounts = new FakeSync();
   readonly calls: Call[] = [];
@@ -86,9 +92,27 @@ export class FakeBackend {
     this.failures.set(cmd, error);
   }
 
+  /** Answers held commands (see `held`). */
+  release(): void {
+    this.waiting.splice(0).forEach((go) => go());
+  }
+
   /** Answers one IPC call (what `mockIPC` hands over). */
   handle(cmd: string, args: Record<string, unknown> = {}): unknown {
     this.calls.push({ cmd, args: clone(args) });
+    if (this.held.delete(cmd)) {
+      return new Promise((ok, no) => this.waiting.push(() => {
+        try {
+          ok(this.answer(cmd, args));
+        } catch (e) {
+          no(e);
+        }
+      }));
+    }
+    return this.answer(cmd, args);
+  }
+
+  private answer(cmd: string, args: Record<string, unknown>): unknown {
     const failure = this.failures.get(cmd);
     if (failure) {
       this.failures.delete(cmd);
@@ -137,6 +161,11 @@ export class FakeBackend {
       case "add_subscription": return this.feeds.subscribe(a("request"), this, () => this.nextId++);
       case "refresh_subscription": return this.feeds.refresh(a("calendar_id"));
       case "remove_subscription": return (this.feeds.remove(a("calendar_id")), null);
+      case "caldav_discover": return discover(a("request"));
+      case "add_caldav_account": return this.caldav.add(a("request"), this.calendars, () => this.nextId++);
+      case "list_caldav_accounts": return clone(this.caldav.accounts);
+      case "sync_caldav_account": return this.caldav.sync(a("id"));
+      case "remove_caldav_account": return (this.caldav.remove(a("id")), null);
       case "plugin:dialog|open": return "/home/me/holidays.ics";
       case "plugin:dialog|save": return "/home/me/export.ics";
       default: throw { kind: "internal", message: `no command ${cmd}` } satisfies ApiError;

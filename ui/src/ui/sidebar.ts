@@ -1,7 +1,8 @@
 /**
  * The calendars sidebar: colour, visibility, event count, an edit dialog
  * (name, colour, default reminders, delete), an "add calendar" menu (new,
- * or from a URL: `./feeds`), a subscribed calendar's feed status, and
+ * from a URL: `./feeds`, or a CalDAV account: `./caldav`), a subscribed
+ * calendar's feed status, the CalDAV accounts with their sync status, and
  * the ICS import/export buttons; below them the tasks (`./tasks`).
  */
 import { api, type CalendarInfo } from "../ipc";
@@ -10,6 +11,7 @@ import { locale, t } from "../i18n";
 import { eventsChanged, loadCalendars, loadStatus, state, subscribe, subscriptionOf } from "../state";
 import { alarmList } from "./alarm-list";
 import { dialogHeader, field, h, showDialog, toast } from "./dom";
+import { accountOf, accountsPanel, openCaldav } from "./caldav";
 import { feedRow, openSubscribe } from "./feeds";
 import { exportIcs, importIcs } from "./ics";
 import { confirmDialog } from "./scope";
@@ -36,10 +38,13 @@ function row(c: CalendarInfo): HTMLElement {
       });
   });
   const feed = subscriptionOf(c.id);
+  const dav = accountOf(c.id);
+  const davTitle = dav ? t("dav.badge", { name: `${dav.user} · ${dav.url}` }) : "";
   return h(
     "li",
     { class: `cal-row${feed ? " is-feed" : ""}`, "data-calendar-id": String(c.id) },
     h("label", { class: "cal-label" }, box, h("span", { class: "cal-name" }, c.name)),
+    dav ? h("span", { class: "cal-feed-badge cal-dav-badge", title: davTitle, "aria-label": davTitle }, "⇅") : null,
     feed ? h("span", { class: "cal-feed-badge", title: t("feed.badge", { url: feed.url }), "aria-label": t("feed.badge", { url: feed.url }) }, "⇣") : null,
     h("span", { class: "cal-count muted", title: t("cal.events", { n: c.events }) }, String(c.events)),
     h("button", { type: "button", class: "icon-btn cal-edit", title: t("cal.edit", { name: c.name }), "aria-label": t("cal.edit", { name: c.name }), onclick: () => editCalendar(c) }, "⋯"),
@@ -54,6 +59,7 @@ function addMenu(): HTMLElement {
     { id: "add-calendar-menu", class: "menu", role: "menu", hidden: true },
     h("button", { type: "button", id: "add-calendar-new", role: "menuitem", onclick: () => pick(() => editCalendar(null)) }, t("cal.addNew")),
     h("button", { type: "button", id: "add-calendar-url", role: "menuitem", onclick: () => pick(openSubscribe) }, t("cal.addUrl")),
+    h("button", { type: "button", id: "add-calendar-caldav", role: "menuitem", onclick: () => pick(openCaldav) }, t("cal.addCaldav")),
   );
   const button = h("button", { type: "button", id: "add-calendar", class: "icon-btn", title: t("cal.add"), "aria-label": t("cal.add"), "aria-haspopup": "menu", onclick: () => toggle() }, "+");
   const away = (e: Event): void => {
@@ -88,6 +94,7 @@ export function sidebar(): HTMLElement {
       addMenu(),
     ),
     list,
+    accountsPanel(),
     tasksPanel(),
     h(
       "div",

@@ -1,7 +1,7 @@
 /**
  * The browser tests' page (mock.html): installs the in-memory backend with
  * `mockIPC`, then starts the real UI. `?lang=zh-CN`, `?theme=dark` seed the
- * fake's settings (`?sync=off`: not paired; `?feeds=1`: subscriptions); `window.__kairos` lets a test read calls, make the next
+ * fake's settings (`?sync=off`: not paired; `?feeds=1`: subscriptions; `?caldav=1`: CalDAV accounts); `window.__kairos` lets a test read calls, make the next
  * call of a command fail, and emit shell events.
  */
 import { emit } from "@tauri-apps/api/event";
@@ -37,6 +37,16 @@ if (params.get("feeds") === "1") {
   }
   const rota = fake.feeds.subs[0];
   if (rota) rota.last_refresh = rota.last_ok = ago(12);
+}
+// `?caldav=1`: two CalDAV accounts, one synced a few minutes ago, one
+// whose last sync was refused (the password changed on the server).
+if (params.get("caldav") === "1") {
+  let id = 70;
+  const next = (): number => id++;
+  const ok = fake.caldav.add({ url: "https://dav.example.com/", user: "alice", password: "app-password", calendars: ["Work", "Family"] }, fake.calendars, next);
+  fake.caldav.finishFirstSync(ok.id, null, new Date(Date.now() - 3 * 60_000));
+  const bad = fake.caldav.add({ url: "alice@fastmail.example", user: "alice@fastmail.example", password: "app-password", calendars: ["Chores"] }, fake.calendars, next);
+  fake.caldav.finishFirstSync(bad.id, { kind: "caldav_unauthorized", message: 'the server at https://fastmail.example/ refused user "alice@fastmail.example" (401 Unauthorized): check the user name and the password (an app password if the account uses two-step sign-in)' });
 }
 mockIPC((cmd, args) => fake.handle(cmd, (args ?? {}) as Record<string, unknown>), { shouldMockEvents: true });
 

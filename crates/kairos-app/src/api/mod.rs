@@ -13,11 +13,16 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+mod caldav;
 mod calendars;
 mod feeds;
 mod history;
 mod sync;
 mod tasks;
+pub use caldav::{
+    CaldavAccountView, CaldavAddRequest, CaldavCalendarView, CaldavDiscovery, CaldavLogin,
+    CaldavProblem, RemoteCalendarView,
+};
 pub use calendars::{CalendarInfo, CalendarInput};
 pub use feeds::{FeedProblem, SubscribeRequest, SubscriptionView};
 pub use history::LostEdit;
@@ -91,6 +96,23 @@ pub enum ErrorKind {
     FeedNotCalendar,
     /// Subscription: the calendar named has events of its own.
     FeedCalendarInUse,
+    /// CalDAV: the server refused the user name or password (401/403).
+    CaldavUnauthorized,
+    /// CalDAV: something answered, but nothing there speaks CalDAV.
+    CaldavNotCaldav,
+    /// CalDAV: nothing answers at that address (name, connection).
+    CaldavUnreachable,
+    /// CalDAV: the server's TLS certificate is not trusted.
+    CaldavTls,
+    /// CalDAV: the server took the connection and did not answer in time.
+    CaldavTimeout,
+    /// CalDAV: not a usable `http(s)://` URL, host or e-mail address.
+    CaldavBadUrl,
+    /// CalDAV: the password could not be kept in (or read from) the
+    /// secret store.
+    CaldavSecret,
+    /// CalDAV: the server answered a step with something unusable.
+    CaldavServer,
 }
 
 /// A reminder of an event, as the editor shows it.

@@ -1,5 +1,6 @@
 //! kairos-app on a real SQLite file: what the desktop's IPC commands do.
 
+mod caldav;
 mod calendars;
 mod drag;
 mod editing;
