@@ -130,9 +130,26 @@ pub(crate) fn write_series(
     uid: &str,
     comps: &[Event],
 ) -> Result<Written, EngineError> {
-    let planned = t.plan(&one_calendar(comps), uid)?;
+    let written = put_series(tx, t, uid, comps)?;
+    finish(tx, t)?;
+    Ok(written)
+}
+
+/// [`write_series`] without [`finish`]: for writing many series of one
+/// calendar in one transaction and finishing once.
+pub(crate) fn put_series(
+    tx: &Tx<'_>,
+    t: &Target<'_>,
+    uid: &str,
+    comps: &[Event],
+) -> Result<Written, EngineError> {
+    // Stored as every replica reads it (see `series::settle`), and planned
+    // from what is stored, so the keys are the ones a later materialise
+    // (or another device) computes.
+    let comps: Vec<Event> = comps.iter().map(crate::series::settle).collect();
+    let planned = t.plan(&one_calendar(&comps), uid)?;
     tx.delete_event(t.cal_id, uid, None)?;
-    for ev in comps {
+    for ev in &comps {
         let rid = crate::series::rid_key(ev);
         tx.put_event(
             t.cal_id,
@@ -145,17 +162,22 @@ pub(crate) fn write_series(
     }
     let uids = BTreeSet::from([uid]);
     let (dropped, scheduled) = reschedule(tx, t.cal_id, &uids, &planned, t.now)?;
-    let withdrawals = crate::tasks::settle_closed(tx, t.cal_id, comps, t.floating, t.now)?;
-    // A holiday feed changed: every calendar's working-day reminders may move.
-    if crate::workdays::is_holidays(tx, t.cal_id)? {
-        crate::workdays::replan_all(tx, t.now, t.until, t.floating)?;
-    }
-    tx.meta_set(MATERIALISED_UNTIL, &t.until.to_rfc3339())?;
+    let withdrawals = crate::tasks::settle_closed(tx, t.cal_id, &comps, t.floating, t.now)?;
     Ok(Written {
         dropped,
         scheduled,
         withdrawals,
     })
+}
+
+/// After series of calendar `t` were written: a holiday feed that changed
+/// moves every calendar's working-day reminders; the horizon is recorded.
+pub(crate) fn finish(tx: &Tx<'_>, t: &Target<'_>) -> Result<(), EngineError> {
+    if crate::workdays::is_holidays(tx, t.cal_id)? {
+        crate::workdays::replan_all(tx, t.now, t.until, t.floating)?;
+    }
+    tx.meta_set(MATERIALISED_UNTIL, &t.until.to_rfc3339())?;
+    Ok(())
 }
 
 fn one_calendar(comps: &[Event]) -> Calendar {
