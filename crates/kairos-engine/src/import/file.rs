@@ -103,7 +103,7 @@ pub(crate) fn import_withdrawing(
         for r in &rows {
             stored.entry(&r.uid).or_default().push(r.clone());
         }
-        let mut written = Vec::new();
+        let mut written: Vec<(&str, Vec<Event>)> = Vec::new();
         for (&uid, comps) in &file {
             let old = stored.get(uid).map_or(&[][..], Vec::as_slice);
             let changed = comps.iter().filter(|ev| !is_stored(ev, old)).count();
@@ -123,11 +123,14 @@ pub(crate) fn import_withdrawing(
                 // Merging keeps the stored components the file leaves out.
                 all.extend(crate::series::decode(&others, name, &Limits::default())?.events);
             }
-            let w = put_series(tx, &t, uid, &all)?;
+            written.push((uid, all));
+        }
+        let batch: Vec<(&str, &[Event])> = written.iter().map(|(u, c)| (*u, &c[..])).collect();
+        if !batch.is_empty() {
+            let w = put_series(tx, &t, &batch)?;
             report.dropped += w.dropped;
             report.scheduled += w.scheduled;
             withdrawals.extend(w.withdrawals);
-            written.push(uid);
         }
         let mut gone = Vec::new();
         if mode == Mode::Replace {
@@ -149,7 +152,7 @@ pub(crate) fn import_withdrawing(
         } else {
             finish(tx, &t)?;
         }
-        for uid in written {
+        for (uid, _) in written {
             let stored = tx.series_events(cal_id, uid)?;
             let body = Body::SeriesPut {
                 calendar: cal_uid.clone(),

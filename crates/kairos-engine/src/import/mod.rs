@@ -130,39 +130,57 @@ pub(crate) fn write_series(
     uid: &str,
     comps: &[Event],
 ) -> Result<Written, EngineError> {
-    let written = put_series(tx, t, uid, comps)?;
+    let written = put_series(tx, t, &[(uid, comps)])?;
     finish(tx, t)?;
     Ok(written)
 }
 
-/// [`write_series`] without [`finish`]: for writing many series of one
-/// calendar in one transaction and finishing once.
+/// [`write_series`] for several series of one calendar (each `UID` with
+/// all its components), without [`finish`]: a file's changed series are
+/// planned together and their reminders rescheduled in one batch.
 pub(crate) fn put_series(
     tx: &Tx<'_>,
     t: &Target<'_>,
-    uid: &str,
-    comps: &[Event],
+    series: &[(&str, &[Event])],
 ) -> Result<Written, EngineError> {
     // Stored as every replica reads it (see `series::settle`), and planned
     // from what is stored, so the keys are the ones a later materialise
     // (or another device) computes.
-    let comps: Vec<Event> = comps.iter().map(crate::series::settle).collect();
-    let planned = t.plan(&one_calendar(&comps), uid)?;
-    tx.delete_event(t.cal_id, uid, None)?;
-    for ev in &comps {
-        let rid = crate::series::rid_key(ev);
-        tx.put_event(
-            t.cal_id,
-            uid,
-            &rid,
-            &crate::series::encode(ev),
-            fingerprint(ev),
-            t.now,
-        )?;
+    let settled: Vec<(&str, Vec<Event>)> = series
+        .iter()
+        .map(|&(uid, comps)| (uid, comps.iter().map(crate::series::settle).collect()))
+        .collect();
+    let label = match series {
+        [(uid, _)] => uid,
+        _ => "(file)",
+    };
+    let all: Vec<Event> = settled
+        .iter()
+        .flat_map(|(_, c)| c.iter().cloned())
+        .collect();
+    let planned = t.plan(&one_calendar(&all), label)?;
+    for (uid, comps) in &settled {
+        tx.delete_event(t.cal_id, uid, None)?;
+        for ev in comps {
+            let rid = crate::series::rid_key(ev);
+            tx.put_event(
+                t.cal_id,
+                uid,
+                &rid,
+                &crate::series::encode(ev),
+                fingerprint(ev),
+                t.now,
+            )?;
+        }
     }
-    let uids = BTreeSet::from([uid]);
+    let uids: BTreeSet<&str> = settled.iter().map(|(uid, _)| *uid).collect();
     let (dropped, scheduled) = reschedule(tx, t.cal_id, &uids, &planned, t.now)?;
-    let withdrawals = crate::tasks::settle_closed(tx, t.cal_id, &comps, t.floating, t.now)?;
+    let mut withdrawals = Vec::new();
+    for (_, comps) in &settled {
+        withdrawals.extend(crate::tasks::settle_closed(
+            tx, t.cal_id, comps, t.floating, t.now,
+        )?);
+    }
     Ok(Written {
         dropped,
         scheduled,

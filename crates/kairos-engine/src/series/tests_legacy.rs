@@ -46,6 +46,15 @@ fn pending_keys(engine: &mut Engine) -> Vec<String> {
     keys
 }
 
+/// A calendar exported as the app's `export_ics` writes it.
+fn export(c: &kairos_store::Calendar, read: &kairos_core::model::Calendar) -> String {
+    let named = kairos_core::model::Calendar {
+        name: Some(c.name.clone()),
+        ..read.clone()
+    };
+    kairos_core::ics::write_calendar(&named, DateTime::<Utc>::UNIX_EPOCH)
+}
+
 fn rematerialise(engine: &mut Engine, now: DateTime<Utc>) -> usize {
     engine
         .store()
@@ -131,6 +140,11 @@ fn a_database_of_text_rows_converts_in_place_and_keeps_every_reminder_key() {
         .map(|c| read_calendar(&engine.store().events_of(c.id).expect("rows"), &c.name))
         .collect::<Result<_, _>>()
         .expect("old read");
+    let exported_old: Vec<String> = cals
+        .iter()
+        .zip(&read_old)
+        .map(|(c, r)| export(c, r))
+        .collect();
 
     // A row that does not read stays text, and is reported.
     let broken = "BEGIN:VEVENT\r\nUID:broken\r\nDTSTART:garbage\r\nEND:VEVENT";
@@ -175,9 +189,11 @@ fn a_database_of_text_rows_converts_in_place_and_keeps_every_reminder_key() {
         assert_eq!(r.rule_version, o.rule_version);
         assert_eq!(component_text(r, "").expect("text"), o.body, "{}", r.uid);
     }
-    for (c, o) in cals.iter().zip(&read_old) {
+    for ((c, o), text) in cals.iter().zip(&read_old).zip(&exported_old) {
         let rows = engine.store().events_of(c.id).expect("rows");
-        assert_eq!(&read_calendar(&rows, &c.name).expect("typed read"), o);
+        let typed = read_calendar(&rows, &c.name).expect("typed read");
+        assert_eq!(&typed, o);
+        assert_eq!(&export(c, &typed), text, "export of {} changed", c.name);
     }
     assert_eq!(rematerialise(&mut engine, now), 0, "typed path: new keys");
     assert_eq!(pending_keys(&mut engine), before, "keys moved");
