@@ -152,12 +152,12 @@ pub(crate) fn import_withdrawing(
         } else {
             finish(tx, &t)?;
         }
-        for (uid, _) in written {
-            let stored = tx.series_events(cal_id, uid)?;
+        // Already settled: as stored (the file's) or read from the store.
+        for (uid, comps) in &written {
             let body = Body::SeriesPut {
                 calendar: cal_uid.clone(),
-                uid: uid.to_owned(),
-                ics: crate::series::wire_text(stored.iter(), name)?,
+                uid: (*uid).to_owned(),
+                ics: crate::series::wire_text_of(comps),
             };
             record(tx, body, now)?;
         }

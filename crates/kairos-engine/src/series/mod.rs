@@ -228,6 +228,20 @@ pub(crate) fn wire_text<'a>(
     Ok(out)
 }
 
+/// [`wire_text`] of the components `comps` of one series as they are being
+/// stored (the same text, in the store's order, master first), without
+/// reading them back.
+pub(crate) fn wire_text_of(comps: &[Event]) -> String {
+    let mut keyed: Vec<(String, &Event)> = comps.iter().map(|e| (rid_key(e), e)).collect();
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut out = String::new();
+    for (_, ev) in keyed {
+        out.push_str(ics_block(ev).trim_end());
+        out.push_str("\r\n");
+    }
+    out
+}
+
 /// The components an op's `ics` text holds.
 ///
 /// # Errors
