@@ -90,7 +90,7 @@ pub(crate) fn import_withdrawing(
     // The file's series, each component as it will be stored.
     let mut file: BTreeMap<&str, Vec<Event>> = BTreeMap::new();
     for ev in &cal.events {
-        file.entry(&ev.uid).or_default().push(settle(ev));
+        file.entry(&ev.uid).or_default().push(settle(ev.clone()));
     }
     let mut report = ImportReport {
         events: cal.events.len(),
@@ -98,14 +98,20 @@ pub(crate) fn import_withdrawing(
     };
     let mut withdrawals = Vec::new();
     store.write(|tx| -> Result<(), EngineError> {
+        // By UID, then master first: each series one run of rows.
         let rows = tx.events_of(cal_id)?;
-        let mut stored: BTreeMap<&str, Vec<StoredEvent>> = BTreeMap::new();
-        for r in &rows {
-            stored.entry(&r.uid).or_default().push(r.clone());
-        }
+        let stored: BTreeMap<&str, &[StoredEvent]> = rows
+            .chunk_by(|a, b| a.uid == b.uid)
+            .map(|run| (run[0].uid.as_str(), run))
+            .collect();
+        let gone_uids: Vec<&str> = stored
+            .keys()
+            .copied()
+            .filter(|u| !file.contains_key(u))
+            .collect();
         let mut written: Vec<(&str, Vec<Event>)> = Vec::new();
-        for (&uid, comps) in &file {
-            let old = stored.get(uid).map_or(&[][..], Vec::as_slice);
+        for (uid, comps) in file {
+            let old = stored.get(uid).copied().unwrap_or_default();
             let changed = comps.iter().filter(|ev| !is_stored(ev, old)).count();
             let rids: BTreeSet<String> = comps.iter().map(rid_key).collect();
             let others: Vec<StoredEvent> = old
@@ -118,23 +124,27 @@ pub(crate) fn import_withdrawing(
                 continue;
             }
             report.changed += changed;
-            let mut all = comps.clone();
+            let mut all = comps;
             if mode == Mode::Merge {
                 // Merging keeps the stored components the file leaves out.
                 all.extend(crate::series::decode(&others, name, &Limits::default())?.events);
             }
             written.push((uid, all));
         }
-        let batch: Vec<(&str, &[Event])> = written.iter().map(|(u, c)| (*u, &c[..])).collect();
-        if !batch.is_empty() {
-            let w = put_series(tx, &t, &batch)?;
+        // Already settled: as stored (the file's) or read from the store.
+        let ops: Vec<(&str, String)> = written
+            .iter()
+            .map(|(uid, comps)| (*uid, crate::series::wire_text_of(comps)))
+            .collect();
+        if !written.is_empty() {
+            let w = put_series(tx, &t, written)?;
             report.dropped += w.dropped;
             report.scheduled += w.scheduled;
             withdrawals.extend(w.withdrawals);
         }
         let mut gone = Vec::new();
         if mode == Mode::Replace {
-            for &uid in stored.keys().filter(|u| !file.contains_key(*u)) {
+            for uid in gone_uids {
                 tx.delete_event(cal_id, uid, None)?;
                 report.dropped += tx.delete_pending_for_event(
                     cal_id,
@@ -147,17 +157,16 @@ pub(crate) fn import_withdrawing(
             }
         }
         report.deleted = gone.len();
-        if written.is_empty() && gone.is_empty() {
+        if ops.is_empty() && gone.is_empty() {
             tx.meta_set(MATERIALISED_UNTIL, &t.until.to_rfc3339())?;
         } else {
             finish(tx, &t)?;
         }
-        // Already settled: as stored (the file's) or read from the store.
-        for (uid, comps) in &written {
+        for (uid, ics) in ops {
             let body = Body::SeriesPut {
                 calendar: cal_uid.clone(),
-                uid: (*uid).to_owned(),
-                ics: crate::series::wire_text_of(comps),
+                uid: uid.to_owned(),
+                ics,
             };
             record(tx, body, now)?;
         }

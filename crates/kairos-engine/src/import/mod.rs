@@ -130,7 +130,7 @@ pub(crate) fn write_series(
     uid: &str,
     comps: &[Event],
 ) -> Result<Written, EngineError> {
-    let written = put_series(tx, t, &[(uid, comps)])?;
+    let written = put_series(tx, t, vec![(uid, comps.to_vec())])?;
     finish(tx, t)?;
     Ok(written)
 }
@@ -141,27 +141,27 @@ pub(crate) fn write_series(
 pub(crate) fn put_series(
     tx: &Tx<'_>,
     t: &Target<'_>,
-    series: &[(&str, &[Event])],
+    series: Vec<(&str, Vec<Event>)>,
 ) -> Result<Written, EngineError> {
-    // Stored as every replica reads it (see `series::settle`), and planned
-    // from what is stored, so the keys are the ones a later materialise
-    // (or another device) computes.
-    let settled: Vec<(&str, Vec<Event>)> = series
-        .iter()
-        .map(|&(uid, comps)| (uid, comps.iter().map(crate::series::settle).collect()))
-        .collect();
-    let label = match series {
-        [(uid, _)] => uid,
+    let label = match series.as_slice() {
+        [(uid, _)] => *uid,
         _ => "(file)",
     };
-    let all: Vec<Event> = settled
-        .iter()
-        .flat_map(|(_, c)| c.iter().cloned())
-        .collect();
-    let planned = t.plan(&one_calendar(&all), label)?;
-    for (uid, comps) in &settled {
+    // Stored as every replica reads it (see `series::settle`), and planned
+    // from what is stored, so the keys are the ones a later materialise
+    // (or another device) computes. Each series is a run of `cal.events`.
+    let mut runs = Vec::with_capacity(series.len());
+    let mut cal = one_calendar(&[]);
+    for (uid, comps) in series {
+        let from = cal.events.len();
+        cal.events
+            .extend(comps.into_iter().map(crate::series::settle));
+        runs.push((uid, from..cal.events.len()));
+    }
+    let planned = t.plan(&cal, label)?;
+    for (uid, run) in &runs {
         tx.delete_event(t.cal_id, uid, None)?;
-        for ev in comps {
+        for ev in &cal.events[run.clone()] {
             let rid = crate::series::rid_key(ev);
             tx.put_event(
                 t.cal_id,
@@ -173,12 +173,16 @@ pub(crate) fn put_series(
             )?;
         }
     }
-    let uids: BTreeSet<&str> = settled.iter().map(|(uid, _)| *uid).collect();
+    let uids: BTreeSet<&str> = runs.iter().map(|(uid, _)| *uid).collect();
     let (dropped, scheduled) = reschedule(tx, t.cal_id, &uids, &planned, t.now)?;
     let mut withdrawals = Vec::new();
-    for (_, comps) in &settled {
+    for (_, run) in runs {
         withdrawals.extend(crate::tasks::settle_closed(
-            tx, t.cal_id, comps, t.floating, t.now,
+            tx,
+            t.cal_id,
+            &cal.events[run],
+            t.floating,
+            t.now,
         )?);
     }
     Ok(Written {

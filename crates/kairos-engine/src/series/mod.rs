@@ -40,8 +40,7 @@ pub(crate) fn encode(ev: &Event) -> String {
 ///
 /// The last two are rare (a lenient import's custom zone, text pasted with
 /// Windows line ends) and take the text round trip, once, when written.
-pub(crate) fn settle(ev: &Event) -> Event {
-    let mut ev = ev.clone();
+pub(crate) fn settle(mut ev: Event) -> Event {
     for a in ev.alarms.iter_mut().filter(|a| a.repeat == 0) {
         a.interval = None;
     }

@@ -59,7 +59,7 @@ fn check(ev: &Event, at: &str) {
     let old_text = ics_block(ev);
     let old_read = from_wire(&old_text).unwrap_or_else(|e| panic!("{at}: {e}"));
     assert_eq!(old_read.len(), 1, "{at}");
-    let stored = settle(ev);
+    let stored = settle(ev.clone());
     if stored != old_read[0] {
         // The one ambiguity: the writer's fixed DTSTAMP where the event's
         // own would be written anyway (nothing between UID and the end).
