@@ -89,17 +89,11 @@ impl App {
     }
 
     /// The stored events of calendar `cal` (only series `uid`, if given),
-    /// read back by the core's parser.
+    /// read back by the engine (its typed stored form).
     pub(crate) fn read_calendar(&self, cal: i64, uid: Option<&str>) -> ApiResult<Calendar> {
-        let mut text = String::from("BEGIN:VCALENDAR\r\nVERSION:2.0\r\n");
-        for e in self.store.events_of(CalendarId(cal))? {
-            if uid.is_none_or(|u| e.uid == u) {
-                text.push_str(e.ics.trim_end());
-                text.push_str("\r\n");
-            }
-        }
-        text.push_str("END:VCALENDAR\r\n");
-        kairos_core::ics::parse_calendar(text.as_bytes(), &Limits::default()).map_err(|e| {
+        let mut rows = self.store.events_of(CalendarId(cal))?;
+        rows.retain(|e| uid.is_none_or(|u| e.uid == u));
+        kairos_engine::series::read_calendar(&rows, &format!("#{cal}")).map_err(|e| {
             let what = uid.map_or_else(|| format!("calendar {cal}"), |u| format!("event {u:?}"));
             ApiError::internal(format!("stored {what} no longer reads: {e}"))
         })

@@ -66,7 +66,11 @@ pub fn local_series(store: &Store, cal: CalendarId) -> Result<BTreeMap<String, L
             .position(|e| e.uid != uid)
             .map_or(events.len(), |k| i + k);
         let group = &events[i..j];
-        let text = wrap(group.iter().map(|e| e.ics.as_str()));
+        let blocks = group
+            .iter()
+            .map(|e| kairos_engine::series::component_text(e, &format!("#{}", cal.0)))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let text = wrap(blocks.iter().map(String::as_str));
         let updated_at = group
             .iter()
             .map(|e| e.updated_at)

@@ -119,6 +119,14 @@ pub async fn run_observed(
     shutdown: impl Future<Output = ()>,
     mut fired: impl FnMut(usize),
 ) -> Result<(), EngineError> {
+    // Rows written before schema 9 take the typed form, once; one that
+    // does not read stays text (and is still read the old way).
+    for r in crate::series::convert_legacy(engine.store())?.refused {
+        eprintln!(
+            "kairos: warning: event {:?} {:?} in calendar {:?} stays stored as text: {}",
+            r.uid, r.recurrence_id, r.calendar, r.reason
+        );
+    }
     engine.recover()?;
     let mut timer = WallTimer::new().map_err(|e| EngineError::Timer(e.to_string()))?;
     tokio::pin!(shutdown);

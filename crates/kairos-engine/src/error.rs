@@ -19,6 +19,17 @@ pub enum EngineError {
         /// What the core said.
         source: kairos_core::Error,
     },
+    /// A stored component that does not read back: a form of a newer
+    /// Kairos, or a damaged row. Nothing was changed.
+    #[error("stored event {uid:?} in calendar {calendar:?} does not read back: {message}")]
+    Stored {
+        /// Calendar name.
+        calendar: String,
+        /// Event UID.
+        uid: String,
+        /// What is wrong with it.
+        message: String,
+    },
     /// The wall-clock timer failed.
     #[error("wall-clock timer: {0}")]
     Timer(String),

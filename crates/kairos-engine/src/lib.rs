@@ -31,7 +31,7 @@ pub mod platform;
 pub mod policy;
 pub mod preview;
 pub mod reminder;
-mod series;
+pub mod series;
 pub mod sync;
 pub mod tasks;
 pub use platform::wake;

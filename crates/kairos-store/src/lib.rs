@@ -16,7 +16,8 @@
 //! - errors that name the file, say what to do, and classify themselves
 //!   ([`StoreError::kind`], [`StoreError::is_retryable`]).
 //!
-//! What it does not know: iCalendar (event text is stored verbatim, the
+//! What it does not know: iCalendar or the engine's typed form (an event's
+//! body is stored verbatim, tagged with its [`Form`]; the
 //! instance key is whatever string the caller computed), which state changes
 //! are legal (the engine's state machine), tokio or any async runtime (every
 //! call blocks: run it on a dedicated thread), channels, and the clock: every
@@ -76,6 +77,6 @@ pub use sql::{
 pub use store::{Reader, Store, Tx};
 pub use sync::WalSync;
 pub use types::{
-    AuditRow, Calendar, CalendarId, CalendarSettings, Delivery, Instance, Lease, NewInstance,
+    AuditRow, Calendar, CalendarId, CalendarSettings, Delivery, Form, Instance, Lease, NewInstance,
     Outcome, Recorded, State, StoredEvent, Subscription, WorkSettings,
 };

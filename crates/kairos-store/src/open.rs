@@ -30,6 +30,7 @@ const STEPS: &[M<'static>] = &[
     M::up(include_str!("../../../migrations/0006_worktime.sql")),
     M::up(include_str!("../../../migrations/0007_subscriptions.sql")),
     M::up(include_str!("../../../migrations/0008_caldav.sql")),
+    M::up(include_str!("../../../migrations/0009_typed_events.sql")),
 ];
 
 /// The schema version this binary creates and understands (`PRAGMA user_version`).

@@ -56,7 +56,28 @@ pub struct CalendarSettings {
     pub series: u32,
 }
 
-/// One VEVENT (master or override) as stored, text kept verbatim.
+/// What a stored component's [`StoredEvent::body`] is (schema 9). Both are
+/// opaque to the store: the engine writes and reads them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Form {
+    /// The engine's versioned typed form: what every write stores.
+    Typed,
+    /// iCalendar text written before schema 9, not (yet) converted by the
+    /// engine: only [`Tx::convert_event`](crate::Tx::convert_event) changes it.
+    Ics,
+}
+
+impl Form {
+    pub(crate) fn as_sql(self) -> &'static str {
+        match self {
+            Form::Typed => "typed",
+            Form::Ics => "ics",
+        }
+    }
+}
+
+/// One component (a VEVENT or VTODO, master or override) as stored, its
+/// body kept verbatim.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredEvent {
     /// Calendar it belongs to.
@@ -65,8 +86,10 @@ pub struct StoredEvent {
     pub uid: String,
     /// `""` for the master, else the override's `RECURRENCE-ID` as the caller wrote it.
     pub recurrence_id: String,
-    /// The VEVENT with its VALARMs, as iCalendar text.
-    pub ics: String,
+    /// The component, in the engine's stored form ([`StoredEvent::form`]).
+    pub body: String,
+    /// What [`StoredEvent::body`] is.
+    pub form: Form,
     /// The caller's version of the event's timing rules (time, recurrence, alarms).
     pub rule_version: u32,
     /// When it was last written with a change.

@@ -112,6 +112,43 @@ impl CustomTz {
         Ok(Some(Self(zone)))
     }
 
+    /// The zone a `VTIMEZONE` block's text defines, as [`CustomTz::vtimezone`]
+    /// gives it (lines joined by line breaks): how a stored custom zone is
+    /// read back. Interned like every custom zone, so the same text gives
+    /// the same handle.
+    ///
+    /// # Errors
+    /// Text that is not one `VTIMEZONE` with a `TZID` and usable
+    /// observances.
+    pub fn from_vtimezone(text: &str) -> Result<Self, Error> {
+        let top = crate::ics::lexer::parse(text.as_bytes(), &crate::Limits::default())?;
+        let [block] = top.as_slice() else {
+            return Err(Error::syntax(
+                1,
+                format!(
+                    "expected one VTIMEZONE block, found {} components",
+                    top.len()
+                ),
+            ));
+        };
+        if block.name != "VTIMEZONE" {
+            return Err(Error::syntax(
+                block.line,
+                format!("expected BEGIN:VTIMEZONE, found BEGIN:{}", block.name),
+            ));
+        }
+        let Some(id) = block.prop("TZID") else {
+            return Err(Error::syntax(block.line, "the VTIMEZONE has no TZID"));
+        };
+        let name = crate::ics::zone_name(&id.value);
+        Self::from_block(block, &name)?.ok_or_else(|| {
+            Error::syntax(
+                block.line,
+                format!("VTIMEZONE {name:?} defines no usable observances"),
+            )
+        })
+    }
+
     /// The `TZID` as written in the file.
     #[must_use]
     pub fn name(self) -> &'static str {

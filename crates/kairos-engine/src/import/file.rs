@@ -2,17 +2,20 @@
 //! ([`Mode::Merge`], `kairos import`) or replacing it ([`Mode::Replace`],
 //! `kairos import --replace` and every subscription refresh: one path).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
+use kairos_core::Limits;
 use kairos_core::model::{Calendar, Event};
 use kairos_proto::Body;
-use kairos_store::Store;
+use kairos_store::{Form, Store, StoredEvent};
 
-use super::{ImportReport, MATERIALISED_UNTIL, Target, calendar_named, reschedule};
+use super::{ImportReport, MATERIALISED_UNTIL, Target, calendar_named, finish, put_series};
+use crate::channel::Withdrawal;
 use crate::error::EngineError;
 use crate::materialise::{CalendarLabel, fingerprint};
+use crate::series::{encode, rid_key, settle};
 use crate::sync::record;
 
 /// What an import does with what the calendar already holds.
@@ -61,96 +64,131 @@ pub fn import_with(
     horizon: Duration,
     floating: Tz,
 ) -> Result<ImportReport, EngineError> {
+    import_withdrawing(store, name, cal, mode, now, horizon, floating).map(|(r, _)| r)
+}
+
+/// [`import_with`], also returning the shown reminders of tasks the file
+/// marks done, for the caller's channels to take back.
+///
+/// Each changed series goes through [`put_series`], the one write path an
+/// edit and a synced op take too.
+pub(crate) fn import_withdrawing(
+    store: &mut Store,
+    name: &str,
+    cal: &Calendar,
+    mode: Mode,
+    now: DateTime<Utc>,
+    horizon: Duration,
+    floating: Tz,
+) -> Result<(ImportReport, Vec<Withdrawal>), EngineError> {
     let (cal_id, cal_uid) = calendar_named(store, name, now)?;
     let label = CalendarLabel {
         uid: &cal_uid,
         name,
     };
     let t = Target::of(store, cal_id, label, now, horizon, floating)?;
-    let planned = t.plan(cal, "(file)")?;
+    // The file's series, each component as it will be stored.
+    let mut file: BTreeMap<&str, Vec<Event>> = BTreeMap::new();
+    for ev in &cal.events {
+        file.entry(&ev.uid).or_default().push(settle(ev.clone()));
+    }
     let mut report = ImportReport {
         events: cal.events.len(),
         ..ImportReport::default()
     };
+    let mut withdrawals = Vec::new();
     store.write(|tx| -> Result<(), EngineError> {
-        let mut changed_uids = BTreeSet::new();
-        let mut in_file = BTreeSet::new();
-        for ev in &cal.events {
-            let rid = crate::series::rid_key(ev);
-            if tx.put_event(
-                cal_id,
-                &ev.uid,
-                &rid,
-                &crate::series::encode(ev),
-                fingerprint(ev),
-                now,
-            )? {
-                report.changed += 1;
-                changed_uids.insert(ev.uid.clone());
-            }
-            in_file.insert((ev.uid.clone(), rid));
-        }
-        let mut gone = BTreeSet::new();
-        if mode == Mode::Replace {
-            let file_uids: BTreeSet<&str> = cal.events.iter().map(|e| e.uid.as_str()).collect();
-            for stored in tx.events_of(cal_id)? {
-                let key = (stored.uid, stored.recurrence_id);
-                if in_file.contains(&key) {
-                    continue;
-                }
-                tx.delete_event(cal_id, &key.0, Some(&key.1))?;
-                if file_uids.contains(key.0.as_str()) {
-                    // An override left the feed; its series stays.
-                    changed_uids.insert(key.0);
-                } else {
-                    gone.insert(key.0);
-                }
-            }
-        }
-        let uids: BTreeSet<&str> = changed_uids.iter().map(String::as_str).collect();
-        let (dropped, scheduled) = reschedule(tx, cal_id, &uids, &planned, now)?;
-        report.dropped = dropped;
-        report.scheduled = scheduled;
-        for uid in &gone {
-            report.dropped += tx.delete_pending_for_event(
-                cal_id,
-                uid,
-                None,
-                "event no longer in the calendar's source: deleted",
-                now,
-            )?;
-        }
-        report.deleted = gone.len();
-        for uid in &uids {
-            let comps: Vec<Event> = cal
-                .events
+        // By UID, then master first: each series one run of rows.
+        let rows = tx.events_of(cal_id)?;
+        let stored: BTreeMap<&str, &[StoredEvent]> = rows
+            .chunk_by(|a, b| a.uid == b.uid)
+            .map(|run| (run[0].uid.as_str(), run))
+            .collect();
+        let gone_uids: Vec<&str> = stored
+            .keys()
+            .copied()
+            .filter(|u| !file.contains_key(u))
+            .collect();
+        let mut written: Vec<(&str, Vec<Event>)> = Vec::new();
+        for (uid, comps) in file {
+            let old = stored.get(uid).copied().unwrap_or_default();
+            let changed = comps.iter().filter(|ev| !is_stored(ev, old)).count();
+            let rids: BTreeSet<String> = comps.iter().map(rid_key).collect();
+            let others: Vec<StoredEvent> = old
                 .iter()
-                .filter(|e| e.uid == *uid)
+                .filter(|r| !rids.contains(&r.recurrence_id))
                 .cloned()
                 .collect();
-            crate::tasks::settle_closed(tx, cal_id, &comps, t.floating, now)?;
+            // Replacing, an override that left the file changes its series.
+            if changed == 0 && (mode == Mode::Merge || others.is_empty()) {
+                continue;
+            }
+            report.changed += changed;
+            let mut all = comps;
+            if mode == Mode::Merge {
+                // Merging keeps the stored components the file leaves out.
+                all.extend(crate::series::decode(&others, name, &Limits::default())?.events);
+            }
+            written.push((uid, all));
         }
-        if !(uids.is_empty() && gone.is_empty()) && crate::workdays::is_holidays(tx, cal_id)? {
-            crate::workdays::replan_all(tx, now, t.until, t.floating)?;
+        // Already settled: as stored (the file's) or read from the store.
+        let ops: Vec<(&str, String)> = written
+            .iter()
+            .map(|(uid, comps)| (*uid, crate::series::wire_text_of(comps)))
+            .collect();
+        if !written.is_empty() {
+            let w = put_series(tx, &t, written)?;
+            report.dropped += w.dropped;
+            report.scheduled += w.scheduled;
+            withdrawals.extend(w.withdrawals);
         }
-        tx.meta_set(MATERIALISED_UNTIL, &t.until.to_rfc3339())?;
-        for uid in uids {
-            let stored = tx.series_events(cal_id, uid)?;
+        let mut gone = Vec::new();
+        if mode == Mode::Replace {
+            for uid in gone_uids {
+                tx.delete_event(cal_id, uid, None)?;
+                report.dropped += tx.delete_pending_for_event(
+                    cal_id,
+                    uid,
+                    None,
+                    "event no longer in the calendar's source: deleted",
+                    now,
+                )?;
+                gone.push(uid);
+            }
+        }
+        report.deleted = gone.len();
+        if ops.is_empty() && gone.is_empty() {
+            tx.meta_set(MATERIALISED_UNTIL, &t.until.to_rfc3339())?;
+        } else {
+            finish(tx, &t)?;
+        }
+        for (uid, ics) in ops {
             let body = Body::SeriesPut {
                 calendar: cal_uid.clone(),
                 uid: uid.to_owned(),
-                ics: crate::series::wire_text(stored.iter()),
+                ics,
             };
             record(tx, body, now)?;
         }
         for uid in gone {
             let body = Body::SeriesDelete {
                 calendar: cal_uid.clone(),
-                uid,
+                uid: uid.to_owned(),
             };
             record(tx, body, now)?;
         }
         Ok(())
     })?;
-    Ok(report)
+    Ok((report, withdrawals))
+}
+
+/// Is `ev` stored among `rows` exactly as it would be written now?
+fn is_stored(ev: &Event, rows: &[StoredEvent]) -> bool {
+    let rid = rid_key(ev);
+    rows.iter().any(|r| {
+        r.recurrence_id == rid
+            && r.form == Form::Typed
+            && r.rule_version == fingerprint(ev)
+            && r.body == encode(ev)
+    })
 }

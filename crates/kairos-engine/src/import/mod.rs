@@ -130,32 +130,76 @@ pub(crate) fn write_series(
     uid: &str,
     comps: &[Event],
 ) -> Result<Written, EngineError> {
-    let planned = t.plan(&one_calendar(comps), uid)?;
-    tx.delete_event(t.cal_id, uid, None)?;
-    for ev in comps {
-        let rid = crate::series::rid_key(ev);
-        tx.put_event(
-            t.cal_id,
-            uid,
-            &rid,
-            &crate::series::encode(ev),
-            fingerprint(ev),
-            t.now,
-        )?;
+    let written = put_series(tx, t, vec![(uid, comps.to_vec())])?;
+    finish(tx, t)?;
+    Ok(written)
+}
+
+/// [`write_series`] for several series of one calendar (each `UID` with
+/// all its components), without [`finish`]: a file's changed series are
+/// planned together and their reminders rescheduled in one batch.
+pub(crate) fn put_series(
+    tx: &Tx<'_>,
+    t: &Target<'_>,
+    series: Vec<(&str, Vec<Event>)>,
+) -> Result<Written, EngineError> {
+    let label = match series.as_slice() {
+        [(uid, _)] => *uid,
+        _ => "(file)",
+    };
+    // Stored as every replica reads it (see `series::settle`), and planned
+    // from what is stored, so the keys are the ones a later materialise
+    // (or another device) computes. Each series is a run of `cal.events`.
+    let mut runs = Vec::with_capacity(series.len());
+    let mut cal = one_calendar(&[]);
+    for (uid, comps) in series {
+        let from = cal.events.len();
+        cal.events
+            .extend(comps.into_iter().map(crate::series::settle));
+        runs.push((uid, from..cal.events.len()));
     }
-    let uids = BTreeSet::from([uid]);
+    let planned = t.plan(&cal, label)?;
+    for (uid, run) in &runs {
+        tx.delete_event(t.cal_id, uid, None)?;
+        for ev in &cal.events[run.clone()] {
+            let rid = crate::series::rid_key(ev);
+            tx.put_event(
+                t.cal_id,
+                uid,
+                &rid,
+                &crate::series::encode(ev),
+                fingerprint(ev),
+                t.now,
+            )?;
+        }
+    }
+    let uids: BTreeSet<&str> = runs.iter().map(|(uid, _)| *uid).collect();
     let (dropped, scheduled) = reschedule(tx, t.cal_id, &uids, &planned, t.now)?;
-    let withdrawals = crate::tasks::settle_closed(tx, t.cal_id, comps, t.floating, t.now)?;
-    // A holiday feed changed: every calendar's working-day reminders may move.
-    if crate::workdays::is_holidays(tx, t.cal_id)? {
-        crate::workdays::replan_all(tx, t.now, t.until, t.floating)?;
+    let mut withdrawals = Vec::new();
+    for (_, run) in runs {
+        withdrawals.extend(crate::tasks::settle_closed(
+            tx,
+            t.cal_id,
+            &cal.events[run],
+            t.floating,
+            t.now,
+        )?);
     }
-    tx.meta_set(MATERIALISED_UNTIL, &t.until.to_rfc3339())?;
     Ok(Written {
         dropped,
         scheduled,
         withdrawals,
     })
+}
+
+/// After series of calendar `t` were written: a holiday feed that changed
+/// moves every calendar's working-day reminders; the horizon is recorded.
+pub(crate) fn finish(tx: &Tx<'_>, t: &Target<'_>) -> Result<(), EngineError> {
+    if crate::workdays::is_holidays(tx, t.cal_id)? {
+        crate::workdays::replan_all(tx, t.now, t.until, t.floating)?;
+    }
+    tx.meta_set(MATERIALISED_UNTIL, &t.until.to_rfc3339())?;
+    Ok(())
 }
 
 fn one_calendar(comps: &[Event]) -> Calendar {

@@ -61,7 +61,7 @@ pub(crate) fn replace(
             Body::SeriesPut {
                 calendar: cal_uid.clone(),
                 uid: uid.to_owned(),
-                ics: crate::series::wire_text(stored.iter()),
+                ics: crate::series::wire_text(stored.iter(), name)?,
             }
         };
         record(tx, body, now)?;

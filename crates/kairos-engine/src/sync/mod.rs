@@ -208,7 +208,8 @@ pub fn join(store: &mut Store, id: &Identity, now: DateTime<Utc>) -> Result<usiz
             let mut uids: Vec<&str> = events.iter().map(|e| e.uid.as_str()).collect();
             uids.dedup();
             for uid in uids {
-                let ics = crate::series::wire_text(events.iter().filter(|e| e.uid == uid));
+                let ics =
+                    crate::series::wire_text(events.iter().filter(|e| e.uid == uid), &c.name)?;
                 let body = Body::SeriesPut {
                     calendar: c.uid.clone(),
                     uid: uid.to_owned(),

@@ -93,7 +93,10 @@ pub fn stored(s: &Store, name: &str) -> Vec<(String, String)> {
     s.events_of(cal.id)
         .expect("events")
         .into_iter()
-        .map(|e| (e.uid, e.ics))
+        .map(|e| {
+            let text = kairos_engine::series::component_text(&e, name).expect("text");
+            (e.uid, text)
+        })
         .collect()
 }
 

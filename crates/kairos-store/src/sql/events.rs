@@ -7,18 +7,25 @@ use rusqlite::{OptionalExtension, Row, params};
 use super::{ms, time_at};
 use crate::error::{At, Result};
 use crate::store::{Reader, Tx};
-use crate::types::{Calendar, CalendarId, StoredEvent};
+use crate::types::{Calendar, CalendarId, Form, StoredEvent};
 
-const EVENT_COLS: &str = "calendar_id, uid, recurrence_id, ics, rule_version, updated_at";
+const EVENT_COLS: &str = "calendar_id, uid, recurrence_id, body, form, rule_version, updated_at";
 
 fn event(row: &Row<'_>) -> rusqlite::Result<StoredEvent> {
+    let form: String = row.get(4)?;
     Ok(StoredEvent {
         calendar: CalendarId(row.get(0)?),
         uid: row.get(1)?,
         recurrence_id: row.get(2)?,
-        ics: row.get(3)?,
-        rule_version: row.get(4)?,
-        updated_at: time_at(row, 5)?,
+        body: row.get(3)?,
+        // The column's CHECK allows only these two.
+        form: if form == "ics" {
+            Form::Ics
+        } else {
+            Form::Typed
+        },
+        rule_version: row.get(5)?,
+        updated_at: time_at(row, 6)?,
     })
 }
 
@@ -55,9 +62,10 @@ impl Tx<'_> {
         Ok(CalendarId(id))
     }
 
-    /// Inserts or replaces one VEVENT (`recurrence_id` `""` for the master).
-    /// Returns whether anything changed: writing the same text and version
-    /// again is a no-op (and keeps `updated_at`).
+    /// Inserts or replaces one component (`recurrence_id` `""` for the
+    /// master), its `body` in the engine's typed form ([`Form::Typed`]: the
+    /// only form written). Returns whether anything changed: writing the
+    /// same body and version again is a no-op (and keeps `updated_at`).
     ///
     /// # Errors
     /// [`crate::ErrorKind::NotFound`] if the calendar does not exist.
@@ -66,26 +74,29 @@ impl Tx<'_> {
         calendar: CalendarId,
         uid: &str,
         recurrence_id: &str,
-        ics: &str,
+        body: &str,
         rule_version: u32,
         now: DateTime<Utc>,
     ) -> Result<bool> {
         let res = self
             .conn
             .prepare_cached(
-                "INSERT INTO events (calendar_id, uid, recurrence_id, ics, rule_version, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                "INSERT INTO events (calendar_id, uid, recurrence_id, body, form, rule_version,
+                                     updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                  ON CONFLICT (calendar_id, uid, recurrence_id) DO UPDATE
-                 SET ics = excluded.ics, rule_version = excluded.rule_version,
-                     updated_at = excluded.updated_at
-                 WHERE ics IS NOT excluded.ics OR rule_version IS NOT excluded.rule_version",
+                 SET body = excluded.body, form = excluded.form,
+                     rule_version = excluded.rule_version, updated_at = excluded.updated_at
+                 WHERE body IS NOT excluded.body OR form IS NOT excluded.form
+                    OR rule_version IS NOT excluded.rule_version",
             )
             .and_then(|mut s| {
                 s.execute(params![
                     calendar.0,
                     uid,
                     recurrence_id,
-                    ics,
+                    body,
+                    Form::Typed.as_sql(),
                     rule_version,
                     ms(now)
                 ])
@@ -102,6 +113,28 @@ impl Tx<'_> {
             }
             Err(e) => Err(self.ctx.err(e)),
         }
+    }
+
+    /// Replaces the body of one [`Form::Ics`] component with its typed form
+    /// `body` (the engine's conversion of rows written before schema 9),
+    /// keeping its `rule_version` and `updated_at`: nothing about the event
+    /// changed, only how it is kept. Returns false when the row is gone or
+    /// already typed (someone converted or rewrote it meanwhile).
+    pub fn convert_event(
+        &self,
+        calendar: CalendarId,
+        uid: &str,
+        recurrence_id: &str,
+        body: &str,
+    ) -> Result<bool> {
+        self.conn
+            .prepare_cached(
+                "UPDATE events SET body = ?4, form = 'typed'
+                 WHERE calendar_id = ?1 AND uid = ?2 AND recurrence_id = ?3 AND form = 'ics'",
+            )
+            .and_then(|mut s| s.execute(params![calendar.0, uid, recurrence_id, body]))
+            .map(|n| n > 0)
+            .at(self.ctx)
     }
 
     /// Deletes one VEVENT (`Some(recurrence_id)`, `""` = master) or, with
@@ -251,6 +284,21 @@ impl Reader<'_> {
             ))
             .at(self.ctx)?;
         stmt.query_map(params![calendar.0, uid], event)
+            .and_then(Iterator::collect)
+            .at(self.ctx)
+    }
+
+    /// The components still in [`Form::Ics`] (written before schema 9 and
+    /// not converted), by calendar, UID, then master first.
+    pub fn legacy_events(&self) -> Result<Vec<StoredEvent>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {EVENT_COLS} FROM events WHERE form = 'ics'
+                 ORDER BY calendar_id, uid, recurrence_id"
+            ))
+            .at(self.ctx)?;
+        stmt.query_map([], event)
             .and_then(Iterator::collect)
             .at(self.ctx)
     }

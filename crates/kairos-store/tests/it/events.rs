@@ -1,6 +1,6 @@
 //! Calendars, events and meta: upserts that report change.
 
-use kairos_store::{Store, StoreError};
+use kairos_store::{Form, Store, StoreError};
 
 use crate::support::{store_with_calendar, t, temp_db};
 
@@ -45,7 +45,7 @@ fn put_event_reports_whether_anything_changed() {
     );
     let e = store.get_event(cal, "e", "").unwrap().unwrap();
     assert_eq!(
-        (e.ics.as_str(), e.rule_version, e.updated_at),
+        (e.body.as_str(), e.rule_version, e.updated_at),
         ("V1 + summary", 2, t(3))
     );
 
@@ -150,4 +150,62 @@ fn an_unsynced_write_commits_and_rolls_back_like_any_other() {
         .write(|tx| tx.meta_set("k", "w"))
         .expect("durable write");
     assert_eq!(other.meta_get("k").expect("read").as_deref(), Some("w"));
+}
+
+#[test]
+fn migration_0009_keeps_old_event_text_as_ics_rows_until_converted() {
+    let (_dir, path) = temp_db();
+    {
+        // A version-8 database with one event, as Kairos wrote it before.
+        let c = crate::support::raw(&path);
+        for sql in [
+            include_str!("../../../../migrations/0001_init.sql"),
+            include_str!("../../../../migrations/0002_calendar_settings.sql"),
+            include_str!("../../../../migrations/0003_lean_transitions.sql"),
+            include_str!("../../../../migrations/0004_calendar_uid.sql"),
+            include_str!("../../../../migrations/0005_sync.sql"),
+            include_str!("../../../../migrations/0006_worktime.sql"),
+            include_str!("../../../../migrations/0007_subscriptions.sql"),
+            include_str!("../../../../migrations/0008_caldav.sql"),
+        ] {
+            c.execute_batch(sql).unwrap();
+        }
+        c.execute_batch(
+            "PRAGMA user_version = 8;
+             INSERT INTO calendars (id, uid, name, created_at) VALUES (1, 'cu', 'work', 0);
+             INSERT INTO events (calendar_id, uid, recurrence_id, ics, rule_version, updated_at)
+             VALUES (1, 'e', '', 'BEGIN:VEVENT\r\nUID:e\r\nEND:VEVENT', 7, 5);",
+        )
+        .unwrap();
+    }
+    let mut store = Store::open(&path).unwrap();
+    let cal = kairos_store::CalendarId(1);
+    let old = store.read(|r| r.legacy_events()).unwrap();
+    assert_eq!(old.len(), 1);
+    assert_eq!(
+        (old[0].form, old[0].body.as_str(), old[0].rule_version),
+        (Form::Ics, "BEGIN:VEVENT\r\nUID:e\r\nEND:VEVENT", 7)
+    );
+    assert!(
+        store
+            .write(|tx| tx.convert_event(cal, "e", "", "T"))
+            .unwrap()
+    );
+    assert!(
+        !store
+            .write(|tx| tx.convert_event(cal, "e", "", "T2"))
+            .unwrap(),
+        "only an ics row is converted"
+    );
+    let e = store.get_event(cal, "e", "").unwrap().unwrap();
+    assert_eq!(
+        (e.form, e.body.as_str(), e.rule_version, e.updated_at),
+        (Form::Typed, "T", 7, old[0].updated_at),
+        "conversion keeps the version and the time of the last change"
+    );
+    assert!(store.read(|r| r.legacy_events()).unwrap().is_empty());
+    assert!(
+        !store.put_event(cal, "e", "", "T", 7, t(9)).unwrap(),
+        "the converted row is what a write of the same form would store"
+    );
 }
