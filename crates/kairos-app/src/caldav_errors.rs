@@ -23,6 +23,8 @@ fn network_kind(reason: &str) -> ErrorKind {
 pub fn kind_of_message(m: &str) -> ErrorKind {
     if m.contains("refused user") {
         ErrorKind::CaldavUnauthorized
+    } else if m.contains("sent a TLS certificate Kairos does not trust") {
+        ErrorKind::CaldavTls
     } else if m.contains("is not a CalDAV server") {
         ErrorKind::CaldavNotCaldav
     } else if m.starts_with("cannot reach ") {
@@ -44,6 +46,7 @@ impl From<CaldavError> for ApiError {
             CaldavError::Unauthorized { .. } => ErrorKind::CaldavUnauthorized,
             CaldavError::NotCaldav { .. } => ErrorKind::CaldavNotCaldav,
             CaldavError::Network { reason, .. } => network_kind(reason),
+            CaldavError::Certificate { .. } => ErrorKind::CaldavTls,
             CaldavError::Protocol { .. } => ErrorKind::CaldavServer,
             CaldavError::BadUrl { .. } => ErrorKind::CaldavBadUrl,
             CaldavError::Secret(_) => ErrorKind::CaldavSecret,
@@ -88,6 +91,13 @@ mod tests {
             (net("connection refused"), ErrorKind::CaldavUnreachable),
             (
                 net("invalid peer certificate: UnknownIssuer"),
+                ErrorKind::CaldavTls,
+            ),
+            (
+                CaldavError::Certificate {
+                    url: "https://dav.example".into(),
+                    problem: "it is signed by an authority this computer does not know".into(),
+                },
                 ErrorKind::CaldavTls,
             ),
             (
