@@ -269,10 +269,19 @@ pub(crate) fn gauge(o: &mut String, name: &str, help: &str, v: u64) {
 
 fn histogram(o: &mut String, name: &str, help: &str, h: &Histogram) {
     header(o, name, "histogram", help);
+    #[allow(clippy::cast_precision_loss)] // a sum of latencies, printed
+    let sum = h.sum_ns.load(Ordering::Relaxed) as f64 / 1e9;
+    buckets(o, name, &BOUNDS, &h.buckets, sum);
+}
+
+/// A histogram's lines after its header: the cumulative `_bucket` counts
+/// (one per bound in `bounds`, then `+Inf`: `counts` has one more entry
+/// than `bounds`), `_sum` (seconds) and `_count`.
+pub(crate) fn buckets(o: &mut String, name: &str, bounds: &[f64], counts: &[AtomicU64], sum: f64) {
     let mut cumulative = 0;
-    for (i, b) in h.buckets.iter().enumerate() {
+    for (i, b) in counts.iter().enumerate() {
         cumulative += b.load(Ordering::Relaxed);
-        match BOUNDS.get(i) {
+        match bounds.get(i) {
             Some(le) => {
                 let _ = writeln!(o, "{name}_bucket{{le=\"{le}\"}} {cumulative}");
             }
@@ -281,8 +290,6 @@ fn histogram(o: &mut String, name: &str, help: &str, h: &Histogram) {
             }
         }
     }
-    #[allow(clippy::cast_precision_loss)] // a sum of latencies, printed
-    let sum = h.sum_ns.load(Ordering::Relaxed) as f64 / 1e9;
     let _ = writeln!(o, "{name}_sum {sum}\n{name}_count {cumulative}");
 }
 

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::metrics::{Counter, Family, counter, escape, gauge, header};
+use crate::metrics::{Counter, Family, buckets, counter, escape, gauge, header};
 
 /// Upper bounds (seconds) of the due → sent buckets: 100 ms to 10 min.
 const BOUNDS: [f64; 12] = [
@@ -146,21 +146,9 @@ impl Reminding {
         );
         let name = "kairos_remind_latency_seconds";
         header(o, name, "histogram", "Due to sent, first successes.");
-        let mut cumulative = 0;
-        for (i, b) in self.latency.iter().enumerate() {
-            cumulative += b.load(Ordering::Relaxed);
-            match BOUNDS.get(i) {
-                Some(le) => {
-                    let _ = writeln!(o, "{name}_bucket{{le=\"{le}\"}} {cumulative}");
-                }
-                None => {
-                    let _ = writeln!(o, "{name}_bucket{{le=\"+Inf\"}} {cumulative}");
-                }
-            }
-        }
         #[allow(clippy::cast_precision_loss)] // a sum of latencies, printed
         let sum = self.latency_sum_ms.load(Ordering::Relaxed) as f64 / 1e3;
-        let _ = writeln!(o, "{name}_sum {sum}\n{name}_count {cumulative}");
+        buckets(o, name, &BOUNDS, &self.latency, sum);
         header(
             o,
             "kairos_remind_queue_depth",
