@@ -68,10 +68,28 @@ where
         Ok(None) => return,
         Err(_) => return tracing::debug!(%peer, "request head timed out"),
     };
+    // A sync upgrade's token is looked up here, awaited, before
+    // tungstenite's handshake: its callback is synchronous, and blocking
+    // a worker there (`block_in_place`) hands the runtime to another OS
+    // thread per handshake (thread churn, and heap spread over malloc's
+    // per-thread arenas: idle memory, docs/benchmarks.md). The callback
+    // uses this answer when the request it parsed carries the same token.
+    // (Boxed: the lookup's state would otherwise size this task for the
+    // session's whole life.)
+    let mut checked = None;
+    if let (path, Some(credential)) = stream.path_and_credential()
+        && path == PATH_SYNC
+        && let Some(token) = bearer(&credential)
+    {
+        match timeout_at(deadline, Box::pin(ctx.store.authenticate(token))).await {
+            Ok(found) => checked = Some((token.to_owned(), found)),
+            Err(_) => return tracing::debug!(%peer, "upgrade timed out"),
+        }
+    }
     let mut admitted = None;
     // The callback's error type is tungstenite's, not ours to shrink.
     #[allow(clippy::result_large_err)]
-    let callback = |req: &Request, resp: Response| match admit(&ctx, req) {
+    let callback = |req: &Request, resp: Response| match admit(&ctx, req, checked.take()) {
         Ok(a) => {
             admitted = Some(a);
             Ok(resp)
@@ -100,7 +118,13 @@ where
         Err(_) => return tracing::debug!(%peer, "upgrade timed out"),
     };
     match admitted {
-        Some(Admitted::Sync(auth)) => Box::pin(session::run(&ctx, ws, auth, peer, stop)).await,
+        Some(Admitted::Sync(auth)) => {
+            let session = session::run(&ctx, ws, auth, peer, stop);
+            // What an idle session's task holds (docs/benchmarks.md).
+            static SIZE: std::sync::Once = std::sync::Once::new();
+            SIZE.call_once(|| tracing::debug!(bytes = size_of_val(&session), "session future"));
+            Box::pin(session).await;
+        }
         Some(Admitted::Join(joined)) => {
             tracing::info!(%peer, account = %joined.auth.account, device = %joined.auth.device, "device joined");
             let msg = ServerMsg::Joined {
@@ -127,7 +151,20 @@ fn unauthorized(why: &str) -> Refused {
     (StatusCode::UNAUTHORIZED, why.to_owned())
 }
 
-fn admit(ctx: &Ctx, req: &Request) -> Result<Admitted, Refused> {
+/// A token store lookup made before the handshake (see `upgrade`).
+type Checked = (
+    String,
+    Result<Result<Auth, crate::store::Refusal>, crate::store::StoreError>,
+);
+
+/// The token of a `Bearer TOKEN` credential of the right form.
+fn bearer(credential: &str) -> Option<&str> {
+    let (scheme, token) = credential.trim().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && ids::is_token(token)).then_some(token)
+}
+
+fn admit(ctx: &Ctx, req: &Request, checked: Option<Checked>) -> Result<Admitted, Refused> {
     let credential = req
         .headers()
         .get(header::AUTHORIZATION)
@@ -150,7 +187,11 @@ fn admit(ctx: &Ctx, req: &Request) -> Result<Admitted, Refused> {
             if !ids::is_token(token) {
                 return Err(unauthorized("unknown token"));
             }
-            match block(ctx.store.authenticate(token)).map_err(internal)? {
+            let found = match checked {
+                Some((t, found)) if t == token => found,
+                _ => block(ctx.store.authenticate(token)),
+            };
+            match found.map_err(internal)? {
                 Ok(auth) => Ok(Admitted::Sync(auth)),
                 Err(refusal) => Err(unauthorized(refusal.reason())),
             }
