@@ -12,12 +12,13 @@ use tokio::net::TcpStream;
 use tokio::runtime::Handle;
 use tokio::sync::watch;
 use tokio::time::{Instant, timeout, timeout_at};
-use tokio_tungstenite::accept_hdr_async_with_config;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::{StatusCode, header};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::{WebSocketStream, accept_hdr_async_with_config};
 
 use crate::Ctx;
+use crate::http::Prefixed;
 use crate::session::{self, End};
 use crate::store::{Auth, Joined};
 
@@ -48,30 +49,96 @@ pub(crate) async fn serve(ctx: Ctx, tcp: TcpStream, peer: SocketAddr, stop: watc
         // done instead of sizing the task for its whole life.
         Some(acceptor) => {
             match timeout(ctx.config.handshake_timeout, Box::pin(acceptor.accept(tcp))).await {
-                Ok(Ok(tls)) => Box::pin(upgrade(ctx, tls, peer, stop)).await,
+                Ok(Ok(tls)) => Box::pin(connection(ctx, tls, peer, stop)).await,
                 Ok(Err(e)) => tracing::debug!(%peer, "TLS handshake failed: {e}"),
                 Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
             }
         }
-        None => Box::pin(upgrade(ctx, tcp, peer, stop)).await,
+        None => Box::pin(connection(ctx, tcp, peer, stop)).await,
     }
 }
 
-async fn upgrade<S>(ctx: Ctx, stream: S, peer: SocketAddr, stop: watch::Receiver<bool>)
+/// The upgrade, then what it admitted. The upgrade's state (2.2 KB,
+/// heaptrack) is a boxed future freed before the session starts, so an
+/// idle session's task holds the session's state only.
+async fn connection<S>(ctx: Ctx, stream: S, peer: SocketAddr, stop: watch::Receiver<bool>)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let Some((ws, admitted)) = Box::pin(upgrade(&ctx, stream, peer)).await else {
+        return;
+    };
+    match admitted {
+        Admitted::Sync(auth) => {
+            let session = session::run(&ctx, ws, auth, peer, stop);
+            // What an idle session's task holds (docs/benchmarks.md).
+            static SIZE: std::sync::Once = std::sync::Once::new();
+            SIZE.call_once(|| tracing::debug!(bytes = size_of_val(&session), "session future"));
+            session.await;
+        }
+        Admitted::Join(joined) => {
+            tracing::info!(%peer, account = %joined.auth.account, device = %joined.auth.device, "device joined");
+            let msg = ServerMsg::Joined {
+                account: joined.auth.account,
+                device: joined.auth.device,
+                token: joined.token,
+            };
+            Box::pin(session::send_then_close(
+                ws,
+                &msg,
+                End::close(Close::Normal, "joined"),
+            ))
+            .await;
+        }
+    }
+}
+
+/// The request head, the credential and the WebSocket handshake: the
+/// socket and what the credential admitted, or `None` (answered, refused
+/// or timed out).
+async fn upgrade<S>(
+    ctx: &Ctx,
+    stream: S,
+    peer: SocketAddr,
+) -> Option<(WebSocketStream<Prefixed<S>>, Admitted)>
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     // One deadline for the request head and the upgrade (slow-loris).
     let deadline = Instant::now() + ctx.config.handshake_timeout;
-    let stream = match timeout_at(deadline, Box::pin(crate::http::route(&ctx, stream))).await {
+    let stream = match timeout_at(deadline, Box::pin(crate::http::route(ctx, stream))).await {
         Ok(Some(upgrade)) => upgrade,
-        Ok(None) => return,
-        Err(_) => return tracing::debug!(%peer, "request head timed out"),
+        Ok(None) => return None,
+        Err(_) => {
+            tracing::debug!(%peer, "request head timed out");
+            return None;
+        }
     };
+    // A sync upgrade's token is looked up here, awaited, before
+    // tungstenite's handshake: its callback is synchronous, and blocking
+    // a worker there (`block_in_place`) hands the runtime to another OS
+    // thread per handshake (thread churn, and heap spread over malloc's
+    // per-thread arenas: idle memory, docs/benchmarks.md). The callback
+    // uses this answer when the request it parsed carries the same token.
+    // (Boxed: the lookup's state would otherwise size this task for the
+    // session's whole life.)
+    let mut checked = None;
+    if let (path, Some(credential)) = stream.path_and_credential()
+        && path == PATH_SYNC
+        && let Some(token) = bearer(&credential)
+    {
+        match timeout_at(deadline, Box::pin(ctx.store.authenticate(token))).await {
+            Ok(found) => checked = Some((token.to_owned(), found)),
+            Err(_) => {
+                tracing::debug!(%peer, "upgrade timed out");
+                return None;
+            }
+        }
+    }
     let mut admitted = None;
     // The callback's error type is tungstenite's, not ours to shrink.
     #[allow(clippy::result_large_err)]
-    let callback = |req: &Request, resp: Response| match admit(&ctx, req) {
+    let callback = |req: &Request, resp: Response| match admit(ctx, req, checked.take()) {
         Ok(a) => {
             admitted = Some(a);
             Ok(resp)
@@ -96,22 +163,16 @@ where
     ));
     let ws = match timeout_at(deadline, handshake).await {
         Ok(Ok(ws)) => ws,
-        Ok(Err(e)) => return tracing::debug!(%peer, "upgrade failed: {e}"),
-        Err(_) => return tracing::debug!(%peer, "upgrade timed out"),
-    };
-    match admitted {
-        Some(Admitted::Sync(auth)) => Box::pin(session::run(&ctx, ws, auth, peer, stop)).await,
-        Some(Admitted::Join(joined)) => {
-            tracing::info!(%peer, account = %joined.auth.account, device = %joined.auth.device, "device joined");
-            let msg = ServerMsg::Joined {
-                account: joined.auth.account,
-                device: joined.auth.device,
-                token: joined.token,
-            };
-            session::send_then_close(ws, &msg, End::close(Close::Normal, "joined")).await;
+        Ok(Err(e)) => {
+            tracing::debug!(%peer, "upgrade failed: {e}");
+            return None;
         }
-        None => {}
-    }
+        Err(_) => {
+            tracing::debug!(%peer, "upgrade timed out");
+            return None;
+        }
+    };
+    admitted.map(|a| (ws, a))
 }
 
 /// Runs a store call from the synchronous upgrade callback. The callback
@@ -127,7 +188,20 @@ fn unauthorized(why: &str) -> Refused {
     (StatusCode::UNAUTHORIZED, why.to_owned())
 }
 
-fn admit(ctx: &Ctx, req: &Request) -> Result<Admitted, Refused> {
+/// A token store lookup made before the handshake (see `upgrade`).
+type Checked = (
+    String,
+    Result<Result<Auth, crate::store::Refusal>, crate::store::StoreError>,
+);
+
+/// The token of a `Bearer TOKEN` credential of the right form.
+fn bearer(credential: &str) -> Option<&str> {
+    let (scheme, token) = credential.trim().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && ids::is_token(token)).then_some(token)
+}
+
+fn admit(ctx: &Ctx, req: &Request, checked: Option<Checked>) -> Result<Admitted, Refused> {
     let credential = req
         .headers()
         .get(header::AUTHORIZATION)
@@ -150,7 +224,11 @@ fn admit(ctx: &Ctx, req: &Request) -> Result<Admitted, Refused> {
             if !ids::is_token(token) {
                 return Err(unauthorized("unknown token"));
             }
-            match block(ctx.store.authenticate(token)).map_err(internal)? {
+            let found = match checked {
+                Some((t, found)) if t == token => found,
+                _ => block(ctx.store.authenticate(token)),
+            };
+            match found.map_err(internal)? {
                 Ok(auth) => Ok(Admitted::Sync(auth)),
                 Err(refusal) => Err(unauthorized(refusal.reason())),
             }

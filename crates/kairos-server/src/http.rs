@@ -149,6 +149,23 @@ pub(crate) struct Prefixed<S> {
     inner: S,
 }
 
+impl<S> Prefixed<S> {
+    /// The request's path (without its query) and the value of its
+    /// `Authorization` header, from the head read (before it is replayed).
+    pub(crate) fn path_and_credential(&self) -> (String, Option<String>) {
+        let text = String::from_utf8_lossy(&self.head);
+        let mut lines = text.split("\r\n");
+        let target = lines.next().unwrap_or("").split(' ').nth(1).unwrap_or("");
+        let path = target.split('?').next().unwrap_or("").to_owned();
+        let credential = lines
+            .take_while(|l| !l.is_empty())
+            .filter_map(|l| l.split_once(':'))
+            .find(|(k, _)| k.trim().eq_ignore_ascii_case("authorization"))
+            .map(|(_, v)| v.trim().to_owned());
+        (path, credential)
+    }
+}
+
 impl<S: AsyncRead + Unpin> AsyncRead for Prefixed<S> {
     fn poll_read(
         mut self: Pin<&mut Self>,

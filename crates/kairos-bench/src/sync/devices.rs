@@ -312,6 +312,28 @@ pub fn catch_up(
         ),
         same && ua.len() >= n,
     ));
+    // The server's share: a protocol client joined to the account (it
+    // decodes every op and stores nothing), from cursor 0 to `caught_up`.
+    let code = k.json(&a, &["sync", "pair"])?["code"]
+        .as_str()
+        .context("pair: no code")?
+        .to_owned();
+    let url = server.url.clone();
+    let wire = futures_block(async move {
+        let c = super::client::join(&url, &code, "wire").await?;
+        let t = Instant::now();
+        let s = super::client::Session::start(&url, &c, 0).await?;
+        let took = t.elapsed();
+        drop(s);
+        Ok(took)
+    })?;
+    println!("  a protocol client from cursor 0 to caught_up: {wire:.2?}");
+    rows.push(Row::new(
+        "catch-up: the server's share (a protocol client, no store: upgrade, hello → caught_up)",
+        "≤ 0.3 s",
+        format!("**{wire:.2?}**"),
+        wire <= Duration::from_millis(300),
+    ));
     rows.push(Row::info(
         "catch-up: `kairos import` of them on a (not timed above)",
         format!("{import:.2?}"),

@@ -3,6 +3,7 @@
 //! committed in order and answered once durable, ops other devices pushed
 //! arrive as they commit, and a revocation closes the session at once.
 
+mod catch_up;
 mod end;
 
 use std::net::SocketAddr;
@@ -12,8 +13,7 @@ use std::sync::Arc;
 use futures_util::stream::FuturesOrdered;
 use futures_util::{SinkExt, StreamExt};
 use kairos_proto::{
-    ClientMsg, Close, MAX_FRAME, MAX_OPS_PER_MESSAGE, PushResult, SeqOp, ServerMsg, decode_client,
-    encode,
+    ClientMsg, Close, MAX_FRAME, PushResult, SeqOp, ServerMsg, decode_client, encode,
 };
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{broadcast, watch};
@@ -74,7 +74,9 @@ pub(crate) async fn run<S>(
         heard: tokio::time::Instant::now(),
         features: Vec::new(),
     };
-    let end = match s.hello(&mut stop).await {
+    // Boxed: hello's state (store calls, the first catch-up) is freed
+    // before the session goes live and idles.
+    let end = match Box::pin(s.hello(&mut stop)).await {
         Ok(()) => s.live(&mut stop).await,
         Err(end) => end,
     };
@@ -82,7 +84,7 @@ pub(crate) async fn run<S>(
     let Session { ws, member, .. } = s;
     drop(member);
     ctx.metrics.sessions_closed.inc();
-    finish(ws, end).await;
+    Box::pin(finish(ws, end)).await;
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
@@ -126,122 +128,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
         })
     }
 
-    async fn hello(&mut self, stop: &mut watch::Receiver<bool>) -> Result<(), End> {
-        let wait = self.ctx.config.handshake_timeout;
-        let deadline = tokio::time::Instant::now() + wait;
-        let cursor = loop {
-            let frame = tokio::select! {
-                _ = stop.changed() => return Err(End::close(Close::GoingAway, "server shutting down")),
-                f = tokio::time::timeout_at(deadline, self.ws.next()) => f.map_err(|_| {
-                    End::close(Close::HelloTimeout, format!("no hello within {} ms of the upgrade", wait.as_millis()))
-                })?,
-            };
-            match self.frame(frame)? {
-                None => continue,
-                Some(ClientMsg::Hello {
-                    cursor,
-                    client,
-                    features,
-                }) => {
-                    tracing::debug!(device = %self.auth.device, cursor, client, ?features, "hello");
-                    self.features = kairos_proto::FEATURES
-                        .iter()
-                        .copied()
-                        .filter(|k| features.iter().any(|f| f == k))
-                        .collect();
-                    break cursor;
-                }
-                Some(_) => {
-                    return Err(End::close(
-                        Close::BadMessage,
-                        "the first message must be hello",
-                    ));
-                }
-            }
-        };
-        // Subscribed to the account's events since before hello: a
-        // revocation committed after the upgrade's check but before that
-        // subscription would otherwise go unnoticed.
-        self.ensure_live().await?;
-        self.ctx.store.touch(&self.auth.device);
-        let log = self
-            .ctx
-            .store
-            .log(&self.auth.account)
-            .await
-            .map_err(|e| End::internal(&e))?;
-        // A cursor ahead of the head: the server was restored from an older
-        // backup; the device gets everything there is.
-        let snapshot = cursor < log.floor || cursor > log.head;
-        self.send(&ServerMsg::Welcome {
-            account: self.auth.account.clone(),
-            device: self.auth.device.clone(),
-            head: log.head,
-            snapshot,
-            features: kairos_proto::FEATURES
-                .iter()
-                .map(|f| (*f).to_owned())
-                .collect(),
-        })
-        .await?;
-        self.sent = if snapshot { 0 } else { cursor };
-        self.catch_up(log.head, false).await?;
-        self.send(&ServerMsg::CaughtUp { head: self.sent }).await
-    }
-
-    /// Closes with 4401 unless the session's device is still live (not
-    /// revoked since the upgrade's check). (`&mut`: a shared borrow held
-    /// across the await would need the session to be `Sync`.)
-    async fn ensure_live(&mut self) -> Result<(), End> {
-        let live = self
-            .ctx
-            .store
-            .is_live(&self.auth.device)
-            .await
-            .map_err(|e| End::internal(&e))?;
-        if live {
-            Ok(())
-        } else {
-            Err(End::close(Close::Revoked, "device revoked"))
-        }
-    }
-
-    /// Sends every op after `sent`, in batches; with `skip_own` (catching
-    /// up live after the channel lagged) not the device's own ops, which it
-    /// pushed in this session and which live delivery never echoes either.
-    async fn catch_up(&mut self, head: u64, skip_own: bool) -> Result<(), End> {
-        loop {
-            let batch = self
-                .ctx
-                .store
-                .ops_after(
-                    &self.auth.account,
-                    self.sent,
-                    MAX_OPS_PER_MESSAGE,
-                    BATCH_BYTES,
-                )
-                .await
-                .map_err(|e| End::internal(&e))?;
-            let Some(last) = batch.last().map(|s| s.seq) else {
-                return Ok(());
-            };
-            let me = &self.auth.device;
-            let ops: Vec<SeqOp> = batch
-                .into_iter()
-                .filter(|s| !(skip_own && s.op.device == *me) && self.understands(s))
-                .collect();
-            if !ops.is_empty() {
-                self.ctx.metrics.catch_up_ops.add(ops.len() as u64);
-                self.send(&ServerMsg::Ops {
-                    ops,
-                    head: head.max(last),
-                })
-                .await?;
-            }
-            self.sent = last;
-        }
-    }
-
     async fn live(&mut self, stop: &mut watch::Receiver<bool>) -> End {
         let every = self.ctx.config.ping_interval;
         let mut ping = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
@@ -264,7 +150,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
                     Err(e) => Err(End::internal(&e)),
                 },
                 frame = self.ws.next(), if self.pending.len() < MAX_IN_FLIGHT => match self.frame(frame) {
-                    Ok(Some(msg)) => self.on_message(msg).await,
+                    // Boxed: the rarer messages' store calls would size
+                    // the idle session's state for them.
+                    Ok(Some(msg)) => Box::pin(self.on_message(msg)).await,
                     Ok(None) => Ok(()),
                     Err(end) => Err(end),
                 },
@@ -293,18 +181,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
     ) -> Result<(), End> {
         let ev = match ev {
             Ok(ev) => ev,
-            Err(broadcast::error::RecvError::Lagged(n)) => {
-                tracing::debug!(device = %self.auth.device, missed = n, "live channel lagged; catching up");
-                self.ensure_live().await?;
-                let head = self
-                    .ctx
-                    .store
-                    .log(&self.auth.account)
-                    .await
-                    .map_err(|e| End::internal(&e))?
-                    .head;
-                return self.catch_up(head, true).await;
-            }
+            // Boxed: a rare path with store calls (see `catch_up.rs`).
+            Err(broadcast::error::RecvError::Lagged(n)) => return Box::pin(self.lagged(n)).await,
             Err(broadcast::error::RecvError::Closed) => return Err(End::Gone),
         };
         match &ev.committed {
@@ -314,10 +192,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
             // Ops this session has not seen come before these (another
             // instance committed them): the store has them all, in order.
             Committed::Ops { prev, head, .. } if *prev > self.sent => {
-                self.catch_up(*head, true).await
+                Box::pin(self.catch_up(*head, true)).await
             }
             // Another instance's commit reached the account's head.
-            Committed::Head { head, .. } if *head > self.sent => self.catch_up(*head, true).await,
+            Committed::Head { head, .. } if *head > self.sent => {
+                Box::pin(self.catch_up(*head, true)).await
+            }
             // The device's own ops right after what it was sent: it has
             // them, so the next op it is sent follows on.
             Committed::Ops { from, head, .. } if *from == self.auth.device => {
