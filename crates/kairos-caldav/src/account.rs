@@ -3,7 +3,6 @@
 
 use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
-use kairos_core::model::Calendar;
 use kairos_store::{CaldavAccount, CaldavCalendar, CalendarId, Store};
 
 use crate::dav::{Dav, parse_url};
@@ -91,36 +90,28 @@ pub fn add(
     Ok((account, store.read(|r| r.caldav_calendars(id))?))
 }
 
-/// Links `cc` to a new Kairos calendar named after it (with the user's
-/// name added when that name is taken).
+/// Links `cc` to its Kairos calendar: the one whose uid is derived from
+/// the collection ([`collection_uid`]) if this device has it already (it
+/// came over Kairos sync from another device of the person that syncs the
+/// same collection), else a new one named after it (with ` (N)` added
+/// when that name is taken). Either way one calendar, with the same keys
+/// on every device: two devices adding the same account never make two
+/// copies of it that both ring.
 fn link(store: &mut Store, cc: &CaldavCalendar, when: When) -> Result<CalendarId> {
-    let taken: Vec<String> = store
-        .read(|r| r.calendars())?
+    let account = store
+        .read(|r| r.caldav_accounts())?
         .into_iter()
-        .map(|c| c.name)
-        .collect();
-    let mut name = cc.name.clone();
-    let mut n = 2;
-    while taken.contains(&name) {
-        name = format!("{} ({n})", cc.name);
-        n += 1;
-    }
-    let empty = Calendar {
-        name: None,
-        events: Vec::new(),
-        extra: Vec::new(),
-    };
-    // The engine's import creates the calendar (and records it for sync).
-    kairos_engine::import::import(store, &name, &empty, when.now, when.horizon, when.floating)?;
-    let Some(local) = store
-        .read(|r| r.calendars())?
-        .into_iter()
-        .find(|c| c.name == name)
-    else {
+        .find(|a| a.id == cc.account_id)
+        .ok_or_else(|| CaldavError::NotFound(format!("the account of calendar {:?}", cc.name)))?;
+    let uid = collection_uid(&account.home, &account.username, &cc.href);
+    let (id, _) = kairos_engine::import::calendar_with_uid(store, &uid, &cc.name, when.now)?;
+    let Some(local) = store.read(|r| r.calendar_by_id(id))? else {
         return Err(CaldavError::NotFound(format!(
-            "calendar {name:?} was not created"
+            "calendar {:?} was not created",
+            cc.name
         )));
     };
+    let name = local.name.clone();
     let colour = cc
         .color
         .as_deref()
@@ -296,4 +287,26 @@ pub fn remove(
     store.write(|tx| tx.caldav_account_delete(a.id))?;
     crate::status::forget(store, a.id)?;
     Ok(a)
+}
+
+/// The Kairos calendar uid of a CalDAV collection: 32 hex digits of the
+/// SHA-256 of the user and the collection's absolute URL (the origin of
+/// the account's calendar home and the collection's path), so every
+/// device that syncs the collection as that user names it alike.
+#[must_use]
+pub fn collection_uid(home: &str, user: &str, href: &str) -> String {
+    let url = if href.starts_with("http://") || href.starts_with("https://") {
+        href.to_owned()
+    } else {
+        let origin = home
+            .find("://")
+            .and_then(|i| home[i + 3..].find('/').map(|j| &home[..i + 3 + j]))
+            .unwrap_or(home);
+        format!(
+            "{}/{}",
+            origin.trim_end_matches('/'),
+            href.trim_start_matches('/')
+        )
+    };
+    crate::local::hash(&format!("caldav\n{user}\n{url}"))[..32].to_owned()
 }

@@ -6,6 +6,7 @@
 
 mod acks;
 mod conflict412;
+mod devices;
 mod errors;
 mod relay;
 mod server;

@@ -246,6 +246,47 @@ pub fn calendar_named(
     })
 }
 
+/// The calendar whose uid is `uid`: the one already here (made by this
+/// device or received over Kairos sync), or a new one called `name` (or
+/// `name (N)` when that is taken), recorded for sync. Returns its id and
+/// whether it was made now.
+///
+/// A calendar that several devices reach on their own (the same CalDAV
+/// collection) gets the same `uid` on each, so its reminders have the same
+/// keys everywhere and it is one calendar, not one per device.
+///
+/// # Errors
+/// Store failures.
+pub fn calendar_with_uid(
+    store: &mut Store,
+    uid: &str,
+    name: &str,
+    now: DateTime<Utc>,
+) -> Result<(CalendarId, bool), EngineError> {
+    store.write(|tx| -> Result<_, EngineError> {
+        if let Some(c) = tx.calendar_by_uid(uid)? {
+            return Ok((c.id, false));
+        }
+        let id = tx.ensure_calendar_uid(uid, name, now)?;
+        let Some(c) = tx.calendar_by_uid(uid)? else {
+            return Err(EngineError::Store(StoreError::NotFound {
+                path: String::new(),
+                what: format!("calendar {name:?}"),
+            }));
+        };
+        record(
+            tx,
+            Body::CalendarPut {
+                calendar: c.uid,
+                name: c.name,
+                color: c.color,
+            },
+            now,
+        )?;
+        Ok((id, true))
+    })
+}
+
 /// Drops the pending instances of `uids` and inserts their planned ones
 /// (those of reminders acknowledged already follow their record at once).
 fn reschedule(
