@@ -318,9 +318,11 @@ pub async fn run(plan: &Plan<'_>, store: &Store<'_>) -> Result<Drain> {
             if *progress.borrow_and_update() >= total / 2 {
                 break;
             }
-            tokio::time::timeout(Duration::from_secs(120), progress.changed())
+            let wait = u64::try_from(due_ms - chrono::Utc::now().timestamp_millis()).unwrap_or(0);
+            let wait = Duration::from_millis(wait) + Duration::from_secs(120);
+            tokio::time::timeout(wait, progress.changed())
                 .await
-                .context("no delivery for 120 s before the kill")??;
+                .context("no delivery for 120 s (after the due time) before the kill")??;
         }
         let victim = &mut inst[0];
         let pid = victim.guard.pid();

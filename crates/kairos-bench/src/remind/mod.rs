@@ -136,7 +136,7 @@ impl Kill {
 }
 
 /// Waits until `total` distinct deliveries arrived (failing after 60 s
-/// without a new one) and `pending()` says nothing is left in flight
+/// without a new one, counted from `due_ms` at the earliest) and `pending()` says nothing is left in flight
 /// (30 s at most), then reads the receiver's tally.
 ///
 /// # Errors
@@ -152,7 +152,11 @@ pub async fn wait_drained(
         if *progress.borrow_and_update() >= total {
             break;
         }
-        if tokio::time::timeout(Duration::from_secs(60), progress.changed())
+        // 60 s without a new delivery, counted from the due time at the
+        // earliest.
+        let wait = u64::try_from(due_ms - chrono::Utc::now().timestamp_millis()).unwrap_or(0);
+        let wait = Duration::from_millis(wait) + Duration::from_secs(60);
+        if tokio::time::timeout(wait, progress.changed())
             .await
             .is_err()
         {
