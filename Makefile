@@ -167,5 +167,17 @@ bench-sync:
 	$(CARGO) build --release -p kairos-bench --bin sync-bench --locked
 	$(TARGET)/release/sync-bench $(SYNC_BENCH_ARGS)
 
+## Server reminders (issue #21 §3): 100,000 webhook reminders due in the same
+## second, two instances on a throw-away PostgreSQL (and one killed halfway),
+## one on SQLite, against a Redis sorted set + Lua pop; exits non-zero if a
+## delivery is lost or duplicated. Needs postgresql and redis-server. Options
+## go in REMIND_BENCH_ARGS, e.g. `REMIND_BENCH_ARGS="--reminders 2000"`.
+.PHONY: bench-remind
+bench-remind: deps
+	@command -v redis-server >/dev/null || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server)
+	$(CARGO) build --release -p kairos-server -p kairos-bench --bin kairos-server --bin remind-bench --locked
+	$(TARGET)/release/remind-bench $(REMIND_BENCH_ARGS)
+
 fmt:
 	$(CARGO) fmt --all

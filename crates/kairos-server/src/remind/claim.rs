@@ -11,7 +11,8 @@
 //! ends. A success is recorded by inserting into `remind_sent`, whose
 //! primary key (account, key, channel) admits one success per instance
 //! and channel whatever the leases did; a second is counted as a
-//! duplicate, never stored.
+//! duplicate, never stored. The finishes are recorded a group at a time,
+//! one transaction each (the outcomes that became ready together).
 
 use deadpool_postgres::GenericClient;
 use rusqlite::{Connection, params};
@@ -210,15 +211,30 @@ fn event(c: &Claimed, f: &Finish, owner: &str, dup: bool) -> String {
     }
 }
 
-/// SQLite: records `f` for `c`; `true` if it was a duplicate success.
+/// SQLite: records each `(row, f)` of a group in one transaction; per row
+/// `true` if it was a duplicate success.
 pub(crate) fn finish_sqlite(
     c: &mut Connection,
+    group: &[(Claimed, Finish)],
+    owner: &str,
+    now: i64,
+) -> Result<Vec<bool>, StoreError> {
+    let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let mut dups = Vec::with_capacity(group.len());
+    for (row, f) in group {
+        dups.push(record_sqlite(&tx, row, f, owner, now)?);
+    }
+    tx.commit()?;
+    Ok(dups)
+}
+
+fn record_sqlite(
+    tx: &rusqlite::Transaction<'_>,
     row: &Claimed,
     f: &Finish,
     owner: &str,
     now: i64,
 ) -> Result<bool, StoreError> {
-    let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let (a, k, ch) = (&row.account, &row.key, &row.channel);
     let mut dup = false;
     match f {
@@ -279,19 +295,32 @@ pub(crate) fn finish_sqlite(
         "INSERT INTO remind_audit (account, key, at_ms, event) VALUES (?1, ?2, ?3, ?4)",
     )?
     .execute(params![a, k, now, event(row, f, owner, dup)])?;
-    tx.commit()?;
     Ok(dup)
 }
 
 /// PostgreSQL: [`finish_sqlite`].
 pub(crate) async fn finish_pg(
     c: &mut deadpool_postgres::Object,
+    group: &[(Claimed, Finish)],
+    owner: &str,
+    now: i64,
+) -> Result<Vec<bool>, StoreError> {
+    let tx = c.transaction().await?;
+    let mut dups = Vec::with_capacity(group.len());
+    for (row, f) in group {
+        dups.push(record_pg(&tx, row, f, owner, now).await?);
+    }
+    tx.commit().await?;
+    Ok(dups)
+}
+
+async fn record_pg(
+    tx: &impl GenericClient,
     row: &Claimed,
     f: &Finish,
     owner: &str,
     now: i64,
 ) -> Result<bool, StoreError> {
-    let tx = c.transaction().await?;
     let (a, k, ch) = (&row.account, &row.key, &row.channel);
     let mut dup = false;
     match f {
@@ -336,7 +365,6 @@ pub(crate) async fn finish_pg(
             .await?;
         }
     }
-    pg_audit(&tx, a, k, now, &event(row, f, owner, dup)).await?;
-    tx.commit().await?;
+    pg_audit(tx, a, k, now, &event(row, f, owner, dup)).await?;
     Ok(dup)
 }

@@ -78,6 +78,10 @@ pub struct Drained {
     pub deferred: usize,
 }
 
+/// A sent (or cancelled) delivery waiting for its outcome to be committed,
+/// and where to say whether it was a duplicate.
+type Pending = (Claimed, Finish, tokio::sync::oneshot::Sender<Option<bool>>);
+
 /// Sends claimed deliveries.
 #[derive(Clone)]
 pub struct Channels {
@@ -209,43 +213,82 @@ impl Reminders {
             ..Drained::default()
         };
         // Each delivery is recorded as soon as it is sent, not after the
-        // batch: a killed instance leaves at most `concurrency` sent but
-        // unrecorded (sent again after the lease), not a whole batch.
-        let results: Vec<Result<(Finish, bool), StoreError>> = futures_util::stream::iter(rows)
-            .map(|c| async move {
-                let (finish, label) = if c.state == "withdrawn" {
-                    let why = "withdrawn: the event changed or went away";
-                    (Finish::Cancel(why.into()), "cancelled_withdrawn")
-                } else if c.state == "acked" && !c.always {
-                    let why = "acknowledged by a device";
-                    (Finish::Cancel(why.into()), "cancelled_ack")
-                } else {
-                    self.attempt(&c, now, opts, channels, later).await
-                };
-                let channel = c.channel.clone();
-                let deliver_ms = c.deliver_ms;
-                let dup = self.finish(c, &finish, &opts.owner, later()).await?;
-                let m = &self.metrics.reminders;
-                match (&finish, dup) {
-                    (Finish::Sent, true) => m.duplicates.inc(),
-                    (Finish::Sent, false) => {
-                        let late = ms(later()).saturating_sub(deliver_ms).max(0);
-                        m.sent(Duration::from_millis(u64::try_from(late).unwrap_or(0)));
-                        m.outcome(&channel, label);
+        // batch: a send keeps its slot (of `concurrency`) until its outcome
+        // is committed, so a killed instance leaves at most `concurrency`
+        // sent but unrecorded (sent again after the lease), not a whole
+        // batch. The outcomes ready at the same time are committed together
+        // in one transaction (one commit, one fsync, for many).
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Pending>();
+        let sends = futures_util::stream::iter(rows)
+            .map(move |c| {
+                let tx = tx.clone();
+                async move {
+                    let (finish, label) = if c.state == "withdrawn" {
+                        let why = "withdrawn: the event changed or went away";
+                        (Finish::Cancel(why.into()), "cancelled_withdrawn")
+                    } else if c.state == "acked" && !c.always {
+                        let why = "acknowledged by a device";
+                        (Finish::Cancel(why.into()), "cancelled_ack")
+                    } else {
+                        self.attempt(&c, now, opts, channels, later).await
+                    };
+                    let channel = c.channel.clone();
+                    let deliver_ms = c.deliver_ms;
+                    let (done, recorded) = tokio::sync::oneshot::channel();
+                    let _ = tx.send((c, finish.clone(), done));
+                    // `None`: the group's commit failed (the error is the
+                    // recorder's).
+                    let dup = recorded.await.ok().flatten()?;
+                    let m = &self.metrics.reminders;
+                    match (&finish, dup) {
+                        (Finish::Sent, true) => m.duplicates.inc(),
+                        (Finish::Sent, false) => {
+                            let late = ms(later()).saturating_sub(deliver_ms).max(0);
+                            m.sent(Duration::from_millis(u64::try_from(late).unwrap_or(0)));
+                            m.outcome(&channel, label);
+                        }
+                        (Finish::Abandon(_), _) => {
+                            m.missed.inc();
+                            m.outcome(&channel, label);
+                        }
+                        _ => m.outcome(&channel, label),
                     }
-                    (Finish::Abandon(_), _) => {
-                        m.missed.inc();
-                        m.outcome(&channel, label);
-                    }
-                    _ => m.outcome(&channel, label),
+                    Some((finish, dup))
                 }
-                Ok((finish, dup))
             })
             .buffer_unordered(opts.concurrency.max(1))
-            .collect()
-            .await;
-        for r in results {
-            match r? {
+            .collect::<Vec<_>>();
+        let record = async {
+            let mut failed = None;
+            while let Some(first) = rx.recv().await {
+                let mut group = vec![first];
+                while let Ok(p) = rx.try_recv() {
+                    group.push(p);
+                }
+                let (rows, replies): (Vec<_>, Vec<_>) =
+                    group.into_iter().map(|(c, f, d)| ((c, f), d)).unzip();
+                match self.finish(rows, &opts.owner, later()).await {
+                    Ok(dups) => {
+                        for (reply, dup) in replies.into_iter().zip(dups) {
+                            let _ = reply.send(Some(dup));
+                        }
+                    }
+                    Err(e) => {
+                        failed.get_or_insert(e);
+                        for reply in replies {
+                            let _ = reply.send(None);
+                        }
+                    }
+                }
+            }
+            failed
+        };
+        let (results, failed) = tokio::join!(sends, record);
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        for r in results.into_iter().flatten() {
+            match r {
                 (Finish::Sent, true) => out.duplicates += 1,
                 (Finish::Sent, false) => out.sent += 1,
                 (Finish::Retry { .. }, _) => out.retried += 1,
@@ -317,18 +360,17 @@ impl Reminders {
 
     async fn finish(
         &self,
-        c: Claimed,
-        f: &Finish,
+        group: Vec<(Claimed, Finish)>,
         owner: &str,
         at: DateTime<Utc>,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Vec<bool>, StoreError> {
         match &self.db {
             Db::Sqlite(s) => {
-                let (owner, f) = (owner.to_owned(), f.clone());
-                s.run(move |conn| finish_sqlite(conn, &c, &f, &owner, ms(at)))
+                let owner = owner.to_owned();
+                s.run(move |conn| finish_sqlite(conn, &group, &owner, ms(at)))
                     .await
             }
-            Db::Postgres(p) => finish_pg(&mut p.get().await?, &c, f, owner, ms(at)).await,
+            Db::Postgres(p) => finish_pg(&mut p.get().await?, &group, owner, ms(at)).await,
         }
     }
 
