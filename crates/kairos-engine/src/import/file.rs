@@ -81,6 +81,12 @@ pub(crate) fn import_withdrawing(
     horizon: Duration,
     floating: Tz,
 ) -> Result<(ImportReport, Vec<Withdrawal>), EngineError> {
+    // Rows still in the text form of schema 8 (no engine host has run
+    // since the upgrade) would never compare equal to the file's typed
+    // components: every series would count as changed and be re-planned
+    // from now, dropping what fell due while nothing ran. Convert first
+    // (a no-op once done); a row that does not read stays text.
+    crate::series::convert_legacy(store)?;
     let (cal_id, cal_uid) = calendar_named(store, name, now)?;
     let label = CalendarLabel {
         uid: &cal_uid,

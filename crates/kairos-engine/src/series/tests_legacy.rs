@@ -63,6 +63,67 @@ fn rematerialise(engine: &mut Engine, now: DateTime<Utc>) -> usize {
     engine.materialise().expect("materialise")
 }
 
+/// Turns the database at `path` back into schema 8: each row the text
+/// block the old writer stored. Returns the rows as they were.
+fn to_schema_8(path: &Path) -> Vec<kairos_store::StoredEvent> {
+    let rows = Store::open(path).expect("open").all_events().expect("rows");
+    let c = rusqlite::Connection::open(path).expect("raw");
+    for r in &rows {
+        let ev = typed::from_stored(&r.body).expect("typed");
+        c.execute(
+            "UPDATE events SET body = ?1 WHERE calendar_id = ?2 AND uid = ?3
+             AND recurrence_id = ?4",
+            rusqlite::params![ics_block(&ev), r.calendar.0, r.uid, r.recurrence_id],
+        )
+        .expect("old text");
+    }
+    c.execute_batch(
+        "DROP INDEX events_legacy;
+         ALTER TABLE events DROP COLUMN form;
+         ALTER TABLE events RENAME COLUMN body TO ics;
+         PRAGMA user_version = 8;",
+    )
+    .expect("schema 8");
+    rows
+}
+
+/// `kairos import` of an unchanged file into a database of text rows
+/// that no engine host has converted yet: nothing changed, and a reminder
+/// that fell due while nothing ran stays pending (for the catch-up), not
+/// dropped by a re-plan.
+#[test]
+fn reimporting_an_unchanged_file_into_text_rows_changes_nothing_and_keeps_what_fell_due() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("kairos.db");
+    let t0: DateTime<Utc> = "2026-03-01T08:00:00Z".parse().expect("t0");
+    let text = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\nBEGIN:VEVENT\r\n\
+                UID:pill\r\nDTSTAMP:20260101T000000Z\r\nDTSTART:20260301T090000Z\r\n\
+                SUMMARY:Pill\r\nBEGIN:VALARM\r\nACTION:DISPLAY\r\nDESCRIPTION:Pill\r\n\
+                TRIGGER:PT0M\r\nEND:VALARM\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n";
+    let cal = kairos_core::ics::parse_calendar(text.as_bytes(), &Limits::default()).expect("cal");
+    let horizon = Duration::days(2);
+    {
+        let mut store = Store::open(&path).expect("open");
+        import(&mut store, "Meds", &cal, t0, horizon, Tz::UTC).expect("import");
+    }
+    to_schema_8(&path);
+    let mut store = Store::open(&path).expect("migrate to 9");
+    let pending = |s: &Store| -> Vec<String> {
+        s.in_state(State::Pending, 100)
+            .expect("pending")
+            .into_iter()
+            .map(|i| i.key)
+            .collect()
+    };
+    let before = pending(&store);
+    assert_eq!(before.len(), 1, "{before:?}");
+    // Two hours later the 09:00 reminder is due and nothing fired it.
+    let later = t0 + Duration::hours(2);
+    let report = import(&mut store, "Meds", &cal, later, horizon, Tz::UTC).expect("re-import");
+    assert_eq!(report.changed, 0, "{report:?}");
+    assert_eq!(pending(&store), before, "the due reminder was dropped");
+}
+
 #[test]
 fn a_database_of_text_rows_converts_in_place_and_keeps_every_reminder_key() {
     let dir = tempfile::tempdir().expect("dir");
@@ -95,29 +156,7 @@ fn a_database_of_text_rows_converts_in_place_and_keeps_every_reminder_key() {
     );
 
     // Back to schema 8: each row the text block the old writer stored.
-    let rows = Store::open(&path)
-        .expect("open")
-        .all_events()
-        .expect("rows");
-    {
-        let c = rusqlite::Connection::open(&path).expect("raw");
-        for r in &rows {
-            let ev = typed::from_stored(&r.body).expect("typed");
-            c.execute(
-                "UPDATE events SET body = ?1 WHERE calendar_id = ?2 AND uid = ?3
-                 AND recurrence_id = ?4",
-                rusqlite::params![ics_block(&ev), r.calendar.0, r.uid, r.recurrence_id],
-            )
-            .expect("old text");
-        }
-        c.execute_batch(
-            "DROP INDEX events_legacy;
-             ALTER TABLE events DROP COLUMN form;
-             ALTER TABLE events RENAME COLUMN body TO ics;
-             PRAGMA user_version = 8;",
-        )
-        .expect("schema 8");
-    }
+    let rows = to_schema_8(&path);
 
     // Opened by this version: every row is text until converted, and read
     // by the old path, which plans exactly the keys the import planned.
