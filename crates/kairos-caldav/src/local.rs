@@ -171,6 +171,19 @@ impl Apply<'_> {
         Ok(())
     }
 
+    /// Whether this calendar already holds series `uid` exactly as `comps`.
+    ///
+    /// # Errors
+    /// Store failures.
+    pub fn holds(&self, store: &Store, uid: &str, comps: &[Event]) -> Result<bool> {
+        Ok(kairos_engine::import::holds(
+            store,
+            self.calendar,
+            uid,
+            comps,
+        )?)
+    }
+
     /// Replaces series `uid` with `comps` (empty: deletes it).
     ///
     /// # Errors

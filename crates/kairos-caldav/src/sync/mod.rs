@@ -209,9 +209,14 @@ impl Run<'_> {
                 continue;
             };
             let base = self.tracked.get(&f.href).map(|o| o.local_hash.clone());
+            // A copy here that this account never fetched, identical to the
+            // server's: another device of the person fetched it first and
+            // Kairos sync brought it. Nothing to apply, no conflict.
+            let known = base.is_none() && here.contains_key(&uid) && self.holds_all(store, &obj)?;
             let edited_here = match (here.get(&uid), &base) {
                 (Some(l), Some(b)) => &l.hash != b,
-                (Some(_), None) | (None, Some(_)) => true,
+                (Some(_), None) => !known,
+                (None, Some(_)) => true,
                 (None, None) => false,
             };
             // Acknowledgements first: applying the server's version
@@ -219,6 +224,10 @@ impl Run<'_> {
             // again (its reminder would be gone before it is matched).
             for (u, comps) in &obj.series {
                 self.acks_in(store, u, comps)?;
+            }
+            if known {
+                records.push((f.href, uid, f.etag));
+                continue;
             }
             if edited_here {
                 if self.conflict(store, &f, &obj, here.get(&uid))? == Winner::Here {
@@ -313,6 +322,16 @@ impl Run<'_> {
             None => self.forget(store, href)?,
         }
         Ok(())
+    }
+
+    /// Whether every series of `obj` is here exactly as the server has it.
+    fn holds_all(&self, store: &Store, obj: &RemoteObject) -> Result<bool> {
+        for (u, comps) in &obj.series {
+            if !self.apply.holds(store, u, comps)? {
+                return Ok(false);
+            }
+        }
+        Ok(!obj.series.is_empty())
     }
 
     /// Both sides changed one series: the later wins, the loser is logged.

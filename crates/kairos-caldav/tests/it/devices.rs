@@ -52,6 +52,22 @@ fn a_second_device_adding_the_same_account_uses_the_calendar_sync_brought() {
     let db = dir.path().join("b.db");
     let mut b = Store::open(&db).unwrap();
     kairos_engine::import::calendar_with_uid(&mut b, &work_a.uid, "Work", t0()).unwrap();
+    // … and, for the first series, the series op too (applied as sync
+    // applies one: the same components into the same calendar).
+    let m = kairos_engine::series::read_calendar(
+        &a.store.read(|r| r.series_events(work_a.id, "m")).unwrap(),
+        "Work",
+    )
+    .unwrap();
+    kairos_engine::import::import(
+        &mut b,
+        "Work",
+        &m,
+        t0(),
+        chrono::Duration::hours(48),
+        chrono_tz::UTC,
+    )
+    .unwrap();
     let secrets = FileStore::beside(&db);
     account::add(
         &mut b,
@@ -63,7 +79,15 @@ fn a_second_device_adding_the_same_account_uses_the_calendar_sync_brought() {
         when(t0()),
     )
     .unwrap();
-    account::sync(&mut b, &secrets, None, when(t0())).unwrap();
+    let reports = account::sync(&mut b, &secrets, None, when(t0())).unwrap();
+    assert_eq!(reports.len(), 1);
+    // What B already had over Kairos sync is no conflict and no change.
+    assert_eq!(reports[0].conflicts, 0, "{:?}", reports[0]);
+    assert_eq!(
+        reports[0].changed_here, 1,
+        "only the series not here yet: {:?}",
+        reports[0]
+    );
 
     let names: Vec<String> = b
         .read(|r| r.calendars())

@@ -188,6 +188,25 @@ pub(crate) fn import_withdrawing(
     Ok((report, withdrawals))
 }
 
+/// Does calendar `name` already hold series `uid` exactly as `comps`
+/// would be stored (each component, and no other)? Then writing `comps`
+/// would change nothing: no op, no re-plan. (A CalDAV object another of the
+/// person's devices fetched first and Kairos sync brought here.)
+///
+/// # Errors
+/// Store failures.
+pub fn holds(store: &Store, name: &str, uid: &str, comps: &[Event]) -> Result<bool, EngineError> {
+    let Some(cal) = store
+        .read(|r| r.calendars())?
+        .into_iter()
+        .find(|c| c.name == name)
+    else {
+        return Ok(false);
+    };
+    let rows = store.read(|r| r.series_events(cal.id, uid))?;
+    Ok(rows.len() == comps.len() && comps.iter().all(|ev| is_stored(&settle(ev.clone()), &rows)))
+}
+
 /// Is `ev` stored among `rows` exactly as it would be written now?
 fn is_stored(ev: &Event, rows: &[StoredEvent]) -> bool {
     let rid = rid_key(ev);

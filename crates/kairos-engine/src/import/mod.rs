@@ -26,7 +26,7 @@ use crate::sync::{acks, record};
 
 mod file;
 mod replace;
-pub use file::{Mode, import, import_with};
+pub use file::{Mode, holds, import, import_with};
 pub(crate) use replace::replace;
 pub use replace::replace_series;
 
