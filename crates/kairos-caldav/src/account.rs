@@ -104,13 +104,7 @@ fn link(store: &mut Store, cc: &CaldavCalendar, when: When) -> Result<CalendarId
         .find(|a| a.id == cc.account_id)
         .ok_or_else(|| CaldavError::NotFound(format!("the account of calendar {:?}", cc.name)))?;
     let uid = collection_uid(&account.home, &account.username, &cc.href);
-    let (id, _) = kairos_engine::import::calendar_with_uid(store, &uid, &cc.name, when.now)?;
-    let Some(local) = store.read(|r| r.calendar_by_id(id))? else {
-        return Err(CaldavError::NotFound(format!(
-            "calendar {:?} was not created",
-            cc.name
-        )));
-    };
+    let local = kairos_engine::import::calendar_with_uid(store, &uid, &cc.name, when.now)?;
     let name = local.name.clone();
     let colour = cc
         .color

@@ -228,28 +228,16 @@ pub fn calendar_named(
         let id = tx.ensure_calendar(name, now)?;
         // Created just above, in this transaction.
         let Some(c) = tx.calendars()?.into_iter().find(|c| c.id == id) else {
-            return Err(EngineError::Store(StoreError::NotFound {
-                path: String::new(),
-                what: format!("calendar {name:?}"),
-            }));
+            return Err(created_not_found(name));
         };
-        record(
-            tx,
-            Body::CalendarPut {
-                calendar: c.uid.clone(),
-                name: c.name,
-                color: c.color,
-            },
-            now,
-        )?;
+        record_new(tx, &c, now)?;
         Ok((c.id, c.uid))
     })
 }
 
 /// The calendar whose uid is `uid`: the one already here (made by this
 /// device or received over Kairos sync), or a new one called `name` (or
-/// `name (N)` when that is taken), recorded for sync. Returns its id and
-/// whether it was made now.
+/// `name (N)` when that is taken), recorded for sync.
 ///
 /// A calendar that several devices reach on their own (the same CalDAV
 /// collection) gets the same `uid` on each, so its reminders have the same
@@ -262,28 +250,43 @@ pub fn calendar_with_uid(
     uid: &str,
     name: &str,
     now: DateTime<Utc>,
-) -> Result<(CalendarId, bool), EngineError> {
+) -> Result<kairos_store::Calendar, EngineError> {
     store.write(|tx| -> Result<_, EngineError> {
         if let Some(c) = tx.calendar_by_uid(uid)? {
-            return Ok((c.id, false));
+            return Ok(c);
         }
-        let id = tx.ensure_calendar_uid(uid, name, now)?;
+        tx.ensure_calendar_uid(uid, name, now)?;
         let Some(c) = tx.calendar_by_uid(uid)? else {
-            return Err(EngineError::Store(StoreError::NotFound {
-                path: String::new(),
-                what: format!("calendar {name:?}"),
-            }));
+            return Err(created_not_found(name));
         };
-        record(
-            tx,
-            Body::CalendarPut {
-                calendar: c.uid,
-                name: c.name,
-                color: c.color,
-            },
-            now,
-        )?;
-        Ok((id, true))
+        record_new(tx, &c, now)?;
+        Ok(c)
+    })
+}
+
+/// Records calendar `c`, just made here, for sync.
+fn record_new(
+    tx: &Tx<'_>,
+    c: &kairos_store::Calendar,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    record(
+        tx,
+        Body::CalendarPut {
+            calendar: c.uid.clone(),
+            name: c.name.clone(),
+            color: c.color.clone(),
+        },
+        now,
+    )
+    .map(|_| ())
+}
+
+/// A calendar made in this transaction that cannot be read back.
+fn created_not_found(name: &str) -> EngineError {
+    EngineError::Store(StoreError::NotFound {
+        path: String::new(),
+        what: format!("calendar {name:?}"),
     })
 }
 
