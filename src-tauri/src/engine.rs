@@ -68,7 +68,7 @@ fn run(shared: &Arc<Shared>, db: PathBuf) -> anyhow::Result<()> {
         sync: true,
         on_fired: Box::new(move |_| {
             // Outcomes are committed: the reminder window can list them.
-            notifier::reconcile(&s);
+            // (What was answered meanwhile the engine took back itself.)
             compact(&s, &fired_shown);
             let _ = tauri::Emitter::emit(&s.handle, kairos_app::api::events::REMINDERS_CHANGED, ());
             crate::tray::refresh(&s);

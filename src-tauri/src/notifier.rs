@@ -23,7 +23,6 @@ use chrono::Duration;
 use kairos_app::api::{EventRef, NotifierState};
 use kairos_app::shown::ShownIds;
 use kairos_engine::channel::{Channel, Delivery, Reminder, Withdrawal};
-use kairos_store::State;
 use notify_rust::{Notification, NotificationHandle, NotificationResponse, Timeout};
 
 use crate::notify_server::Servers;
@@ -305,26 +304,6 @@ async fn answer(s: Arc<Shared>, key: String, uid: String, handle: Arc<Notificati
         }
         Ok(Err(e)) => eprintln!("kairos: notification action on {key}: {}", e.message),
         Err(e) => eprintln!("kairos: notification action on {key}: {e}"),
-    }
-}
-
-/// Closes the notifications of reminders that are no longer waiting for
-/// the person (dismissed or snoozed anywhere).
-pub fn reconcile(s: &Arc<Shared>) {
-    let keys: Vec<String> = screen().keys().cloned().collect();
-    if keys.is_empty() {
-        return;
-    }
-    let gone: Vec<String> = {
-        let mut app = s.lock();
-        keys.into_iter()
-            .filter(|k| !matches!(app.store().get(k), Ok(Some(i)) if i.state == State::Delivered || i.state == State::Firing))
-            .collect()
-    };
-    for k in gone {
-        if let Some(h) = screen().remove(&k) {
-            tauri::async_runtime::spawn(async move { h.close_async().await });
-        }
     }
 }
 

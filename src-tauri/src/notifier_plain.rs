@@ -89,7 +89,3 @@ impl Channel for DesktopChannel {
         })
     }
 }
-
-/// Closes notifications of reminders answered elsewhere: nothing to close
-/// here (see the module doc).
-pub fn reconcile(_s: &Arc<Shared>) {}

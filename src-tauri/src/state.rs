@@ -129,12 +129,11 @@ impl Shared {
     }
 
     /// After a change to reminders or how they are shown: the delivery
-    /// policy read again, the engine woken, notifications of reminders no
-    /// longer shown closed, the UI and the tray refreshed.
+    /// policy read again, the engine woken (it takes back the notifications
+    /// of reminders answered meanwhile), the UI and the tray refreshed.
     pub fn reminders_changed(self: &Arc<Self>) {
         self.refresh_policy();
         self.wake.wake();
-        crate::notifier::reconcile(self);
         let _ = self.handle.emit(events::REMINDERS_CHANGED, ());
         crate::tray::refresh(self);
     }

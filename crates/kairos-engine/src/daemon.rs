@@ -130,8 +130,14 @@ pub async fn run_observed(
     engine.recover()?;
     let mut timer = WallTimer::new().map_err(|e| EngineError::Timer(e.to_string()))?;
     tokio::pin!(shutdown);
+    let mut changed_here = false;
     loop {
         engine.handle_notices();
+        // Told the database changed: what was shown and since answered
+        // (`kairos dismiss` in another process, an import) is taken back.
+        if std::mem::take(&mut changed_here) {
+            engine.reconcile_shown()?;
+        }
         engine.materialise()?;
         let mut n = 0;
         loop {
@@ -142,6 +148,8 @@ pub async fn run_observed(
             n += k;
         }
         if n > 0 {
+            // One answered while it was being shown is taken back now.
+            engine.reconcile_fresh()?;
             fired(n);
         }
         let next = engine.next_wake()?;
@@ -169,10 +177,11 @@ pub async fn run_observed(
             k = engine.delivered(), if engine.in_flight() > 0 => {
                 let k = k?;
                 if k > 0 {
+                    engine.reconcile_fresh()?;
                     fired(k);
                 }
             }
-            () = changed.notified() => {}
+            () = changed.notified() => changed_here = true,
             () = &mut shutdown => {
                 // The attempts in hand are finished (each bounded by its
                 // channel's timeout) and recorded before the engine stops.

@@ -95,7 +95,7 @@ pub(crate) fn read(
 
 /// Reads lines until `n` more arrived or `deadline` passed, handing each
 /// (parsed) to `each`; returns how many.
-fn read_each(
+pub(crate) fn read_each(
     d: &Daemon,
     n: usize,
     deadline: Instant,
@@ -341,7 +341,8 @@ fn an_import_while_the_daemon_sleeps_wakes_it_and_snooze_fires_again() {
         "the running daemon fired the reminder imported after it started"
     );
     assert_eq!(statuses, ["on_time"]);
-    // Snooze it for a second: the daemon is told and fires the snooze.
+    // Snooze it for a second: the daemon is told, takes back what it
+    // showed, and fires the snooze.
     let key = seen.keys().next().expect("key").clone();
     assert!(
         kairos(&db)
@@ -350,14 +351,22 @@ fn an_import_while_the_daemon_sleeps_wakes_it_and_snooze_fires_again() {
             .expect("snooze")
             .success()
     );
-    let got = read(
+    let mut withdrawn = Vec::new();
+    let got = read_each(
         &d,
-        1,
+        2,
         Instant::now() + Duration::from_secs(15),
-        &mut seen,
-        &mut statuses,
+        |v| match v["withdrawn"].as_str() {
+            Some(w) => withdrawn.push((w.to_owned(), v["reason"].clone())),
+            None => {
+                *seen
+                    .entry(v["key"].as_str().expect("key").into())
+                    .or_default() += 1
+            }
+        },
     );
-    assert_eq!(got, 1, "the snooze fired");
+    assert_eq!(got, 2, "taken back, then the snooze fired");
+    assert_eq!(withdrawn, [(key.clone(), serde_json::json!("snoozed"))]);
     assert!(
         seen.keys()
             .any(|k| k.starts_with(&format!("{key}~snooze@"))),

@@ -17,6 +17,7 @@ mod sync;
 mod tasks;
 mod upcoming;
 mod upgrade;
+mod withdraw;
 mod workdays;
 
 use std::io::Write;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 
-use crate::daemon::{kairos, read, start_with, wait_for_file};
+use crate::daemon::{kairos, read, read_each, start_with, wait_for_file};
 use crate::ok_lines;
 
 fn import(db: &Path, body: &str) {
@@ -133,13 +133,23 @@ fn the_daemon_fires_a_task_reminder_once_and_not_after_it_is_done() {
         .output()
         .expect("done");
     assert_eq!(ok_lines(&out)[0]["dropped"], 1, "the second reminder");
-    read(
+    // The first, shown, is taken back as done; then the sentinel fires.
+    let first = seen.keys().next().expect("first").clone();
+    let mut withdrawn = Vec::new();
+    read_each(
         &d,
-        1,
+        2,
         Instant::now() + Duration::from_secs(40),
-        &mut seen,
-        &mut statuses,
+        |v| match v["withdrawn"].as_str() {
+            Some(w) => withdrawn.push((w.to_owned(), v["reason"].clone())),
+            None => {
+                *seen
+                    .entry(v["key"].as_str().expect("key").into())
+                    .or_default() += 1
+            }
+        },
     );
+    assert_eq!(withdrawn, [(first, serde_json::json!("done"))]);
     assert!(
         seen.keys().any(|k| k.contains("/sentinel/")),
         "the sentinel fired: {seen:?}"

@@ -12,10 +12,12 @@ mod fire;
 mod flight;
 mod journal;
 mod record;
+mod shown;
 
 pub use durable::AT_RISK;
 pub use fire::{RECORD_EVERY, RECORD_WITHIN_MS};
 pub use flight::MAX_IN_FLIGHT;
+pub use shown::{HERE, MAX_SHOWN};
 
 use std::sync::Arc;
 
@@ -119,6 +121,8 @@ pub struct Engine {
     inbox: (NoticeSender, std::sync::mpsc::Receiver<Notice>),
     /// What happened, for subscribers.
     events: tokio::sync::broadcast::Sender<EngineEvent>,
+    /// Reminders delivered in this run and not yet taken back ([`shown`]).
+    shown: shown::Shown,
     /// Counters since start.
     pub stats: Stats,
 }
@@ -147,6 +151,7 @@ impl Engine {
             in_doubt: std::collections::HashSet::new(),
             inbox: std::sync::mpsc::channel(),
             events: tokio::sync::broadcast::channel(1024).0,
+            shown: shown::Shown::default(),
             stats: Stats::default(),
         }
     }
@@ -164,26 +169,6 @@ impl Engine {
     #[must_use]
     pub fn notices(&self) -> NoticeSender {
         self.inbox.0.clone()
-    }
-
-    /// Passes every waiting withdrawal to every channel and announces it,
-    /// and announces the rest. Returns how many notices there were.
-    pub fn handle_notices(&mut self) -> usize {
-        let mut n = 0;
-        while let Ok(notice) = self.inbox.1.try_recv() {
-            let event = match notice {
-                Notice::Withdraw(w) => {
-                    for ch in &self.channels {
-                        ch.withdraw(&w);
-                    }
-                    EngineEvent::Withdrawn(w)
-                }
-                Notice::Announce(e) => e,
-            };
-            let _ = self.events.send(event);
-            n += 1;
-        }
-        n
     }
 
     /// The store (for the CLI's read-only commands and tests).

@@ -162,6 +162,12 @@ impl Engine {
             self.store.write(settle)?;
         }
         self.stats = stats;
+        // Shown on at least one channel: taken back if answered elsewhere.
+        for (c, tries) in claimed.iter().zip(attempts) {
+            if tries.iter().any(|a| a.result.is_ok()) {
+                self.shown.insert(&c.inst.key);
+            }
+        }
         Ok(())
     }
 }

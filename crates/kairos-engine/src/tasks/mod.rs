@@ -28,7 +28,7 @@ use crate::channel::Withdrawal;
 mod settle;
 use crate::error::EngineError;
 use crate::import::replace;
-pub(crate) use settle::settle_closed;
+pub(crate) use settle::{TASK_DONE, settle_closed};
 
 /// How far back the current occurrence of a recurring task is looked for.
 pub const LOOK_BACK_DAYS: i64 = 366;

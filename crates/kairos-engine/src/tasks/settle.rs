@@ -8,6 +8,10 @@ use kairos_store::{CalendarId, State, StoreError, Tx};
 use crate::channel::{WithdrawReason, Withdrawal};
 use crate::sync::acks::OPEN;
 
+/// The audit reason of a reminder acknowledged because its task is done
+/// (read back by the engine's reconciliation to say "done", not "dismissed").
+pub(crate) const TASK_DONE: &str = "task done";
+
 /// After series `comps` (all of one UID) were written to `cal_id`: the
 /// instances of its done occurrences (all of them when the task as a whole
 /// is done) that can still fire or are shown are acknowledged. Returns the
@@ -46,10 +50,10 @@ pub(crate) fn settle_closed(
             continue;
         }
         let shown = matches!(i.state, State::Delivered | State::Missed | State::Firing);
-        if tx.transition(&i.key, &OPEN, State::Acknowledged, "task done", now)? && shown {
+        if tx.transition(&i.key, &OPEN, State::Acknowledged, TASK_DONE, now)? && shown {
             out.push(Withdrawal {
                 key: i.key.clone(),
-                by: "task done".into(),
+                by: TASK_DONE.into(),
                 reason: WithdrawReason::Done,
             });
         }

@@ -10,6 +10,7 @@ mod escalation;
 mod feeds;
 mod preview;
 mod replace;
+mod shown;
 mod support;
 mod sync;
 mod tasks;
