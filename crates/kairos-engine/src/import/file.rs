@@ -12,7 +12,6 @@ use kairos_proto::Body;
 use kairos_store::{Form, Store, StoredEvent};
 
 use super::{ImportReport, MATERIALISED_UNTIL, Target, calendar_named, finish, put_series};
-use crate::channel::Withdrawal;
 use crate::error::EngineError;
 use crate::materialise::{CalendarLabel, fingerprint};
 use crate::series::{encode, rid_key, settle};
@@ -51,7 +50,12 @@ pub fn import(
 /// in one transaction. Each series that changed (or, replacing, went) is
 /// recorded for sync. A changed series' pending reminders are recomputed:
 /// an unchanged alarm keeps its key, a moved one gets the new time (and
-/// key), acknowledged ones stay acknowledged.
+/// key), acknowledged ones stay acknowledged. A shown reminder of a task
+/// the file marks done is acknowledged; the engine that showed it takes it
+/// back when told the database changed (`engine/shown.rs`).
+///
+/// Each changed series goes through [`put_series`], the one write path an
+/// edit and a synced op take too.
 ///
 /// # Errors
 /// Store failures; the core's expansion limits.
@@ -64,23 +68,6 @@ pub fn import_with(
     horizon: Duration,
     floating: Tz,
 ) -> Result<ImportReport, EngineError> {
-    import_withdrawing(store, name, cal, mode, now, horizon, floating).map(|(r, _)| r)
-}
-
-/// [`import_with`], also returning the shown reminders of tasks the file
-/// marks done, for the caller's channels to take back.
-///
-/// Each changed series goes through [`put_series`], the one write path an
-/// edit and a synced op take too.
-pub(crate) fn import_withdrawing(
-    store: &mut Store,
-    name: &str,
-    cal: &Calendar,
-    mode: Mode,
-    now: DateTime<Utc>,
-    horizon: Duration,
-    floating: Tz,
-) -> Result<(ImportReport, Vec<Withdrawal>), EngineError> {
     // Rows still in the text form of schema 8 (no engine host has run
     // since the upgrade) would never compare equal to the file's typed
     // components: every series would count as changed and be re-planned
@@ -102,7 +89,6 @@ pub(crate) fn import_withdrawing(
         events: cal.events.len(),
         ..ImportReport::default()
     };
-    let mut withdrawals = Vec::new();
     store.write(|tx| -> Result<(), EngineError> {
         // By UID, then master first: each series one run of rows.
         let rows = tx.events_of(cal_id)?;
@@ -146,7 +132,6 @@ pub(crate) fn import_withdrawing(
             let w = put_series(tx, &t, written)?;
             report.dropped += w.dropped;
             report.scheduled += w.scheduled;
-            withdrawals.extend(w.withdrawals);
         }
         let mut gone = Vec::new();
         if mode == Mode::Replace {
@@ -185,7 +170,7 @@ pub(crate) fn import_withdrawing(
         }
         Ok(())
     })?;
-    Ok((report, withdrawals))
+    Ok(report)
 }
 
 /// Does calendar `name` already hold series `uid` exactly as `comps`
