@@ -8,6 +8,8 @@ mod acks;
 mod conflict412;
 mod devices;
 mod errors;
+mod kx;
+mod linked;
 mod relay;
 mod server;
 mod snooze;
