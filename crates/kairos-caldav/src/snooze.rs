@@ -22,7 +22,8 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use kairos_core::model::{Alarm, Event, Trigger, alarm_key, kairos_alarm_uid};
+use chrono_tz::Tz;
+use kairos_core::model::{Alarm, Event, Trigger, When, alarm_key, kairos_alarm_uid};
 use kairos_engine::actions::{SNOOZABLE, snooze_from};
 use kairos_engine::sync::acks::base_key;
 use kairos_store::{CalendarId, State, Store};
@@ -42,6 +43,30 @@ pub struct SnoozeMark {
     pub at: DateTime<Utc>,
     /// Until when (the snooze alarm's `TRIGGER`).
     pub until: DateTime<Utc>,
+    /// The `RECURRENCE-ID` of the override that holds the snoozed
+    /// occurrence (RFC 9074: the alarm of that instance); `None`: the
+    /// master's.
+    pub recurrence_id: Option<When>,
+}
+
+/// An occurrence as reminder keys spell it (`Instance::occurrence`): the
+/// date of an all-day one, else the UTC instant (floating times read in
+/// `floating`).
+#[must_use]
+pub fn occurrence_text(w: &When, floating: Tz) -> String {
+    match w {
+        When::Date(d) => d.format("%Y-%m-%d").to_string(),
+        When::DateTime { .. } => w.instant(floating).format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+    }
+}
+
+/// The override of `comps` for occurrence `occ` (as keys spell it).
+fn override_of<'e>(comps: &'e [Event], occ: &str, floating: Tz) -> Option<&'e Event> {
+    comps.iter().find(|e| {
+        e.recurrence_id
+            .as_ref()
+            .is_some_and(|r| occurrence_text(r, floating) == occ)
+    })
 }
 
 /// The time of a snooze alarm that is still to go off: absolute, not
@@ -81,22 +106,30 @@ pub fn apply_in(
     now: DateTime<Utc>,
     out: &mut Acked,
 ) -> Result<()> {
-    let mut want: BTreeMap<String, DateTime<Utc>> = BTreeMap::new();
+    let floating = kairos_engine::import::database_zone(store, chrono_tz::UTC)?;
+    // (alarm key, the override's occurrence or None for the master) → T.
+    let mut want: BTreeMap<(String, Option<String>), DateTime<Utc>> = BTreeMap::new();
     for ev in comps {
+        let occ = ev
+            .recurrence_id
+            .as_ref()
+            .map(|r| occurrence_text(r, floating));
         for (of, t) in live(ev) {
             let Some(i) = ev.alarms.iter().position(|a| a.uid.as_deref() == Some(&of)) else {
                 continue; // It names no alarm of this component.
             };
-            want.insert(alarm_key(Some(&of), i), t);
+            want.insert((alarm_key(Some(&of), i), occ.clone()), t);
         }
     }
     if want.is_empty() {
         return Ok(());
     }
     let insts = store.read(|r| r.instances_of_event(local, uid))?;
-    for (alarm, t) in want {
+    for ((alarm, occ), t) in want {
+        // An override's snooze alarm is about that occurrence only.
         let target = insts
             .iter()
+            .filter(|i| occ.as_ref().is_none_or(|o| &i.occurrence == o))
             .filter(|i| i.alarm == alarm && i.snooze_of.is_none() && i.trigger_at <= t)
             .filter(|i| SNOOZABLE.contains(&i.state) || i.state == State::Snoozed)
             .max_by_key(|i| i.trigger_at);
@@ -129,6 +162,7 @@ pub fn pending(
     local: CalendarId,
     series: &BTreeMap<String, LocalSeries>,
 ) -> Result<Vec<SnoozeMark>> {
+    let floating = kairos_engine::import::database_zone(store, chrono_tz::UTC)?;
     let mut out = Vec::new();
     for (uid, l) in series {
         let insts = store.read(|r| r.instances_of_event(local, uid))?;
@@ -150,6 +184,7 @@ pub fn pending(
             }
             let obj = RemoteObject::read(&l.text);
             let comps = obj.series.get(uid).map_or(&[][..], Vec::as_slice);
+            let over = override_of(comps, &base.occurrence, floating);
             let written = comps.iter().any(|e| {
                 let live = live(e);
                 e.alarms.iter().enumerate().any(|(n, a)| {
@@ -163,6 +198,7 @@ pub fn pending(
                     alarm: base.alarm.clone(),
                     at: last.at,
                     until: s.trigger_at,
+                    recurrence_id: over.and_then(|e| e.recurrence_id),
                 });
             }
         }
@@ -170,13 +206,15 @@ pub fn pending(
     Ok(out)
 }
 
-/// Writes snooze `m` into the series' components (the master, else the
-/// first): the snoozed alarm named and acknowledged, its snooze alarm
-/// added or moved.
+/// Writes snooze `m` into the series' components (the override of the
+/// snoozed occurrence when it has one, else the master, else the first):
+/// the snoozed alarm named and acknowledged, its snooze alarm added or
+/// moved.
 pub fn mark(comps: &mut [Event], m: &SnoozeMark) {
     let idx = comps
         .iter()
-        .position(|e| e.recurrence_id.is_none())
+        .position(|e| m.recurrence_id.is_some() && e.recurrence_id == m.recurrence_id)
+        .or_else(|| comps.iter().position(|e| e.recurrence_id.is_none()))
         .unwrap_or(0);
     let Some(ev) = comps.get_mut(idx) else { return };
     let Some(n) = (0..ev.alarms.len()).find(|&n| {

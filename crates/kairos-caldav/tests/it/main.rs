@@ -13,6 +13,7 @@ mod linked;
 mod relay;
 mod server;
 mod snooze;
+mod snooze_more;
 mod sync;
 mod xandikos;
 
