@@ -19,11 +19,13 @@
 //!   not "dismissed" ([`live`]); an `ACKNOWLEDGED` on the snooze alarm
 //!   dismisses the reminder (see [`crate::acks`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use kairos_core::model::{Alarm, Event, Trigger, When, alarm_key, kairos_alarm_uid};
+
+pub use crate::snooze_due::occurrence_text;
 use kairos_engine::actions::{SNOOZABLE, snooze_from};
 use kairos_engine::sync::acks::base_key;
 use kairos_store::{CalendarId, State, Store};
@@ -47,17 +49,6 @@ pub struct SnoozeMark {
     /// occurrence (RFC 9074: the alarm of that instance); `None`: the
     /// master's.
     pub recurrence_id: Option<When>,
-}
-
-/// An occurrence as reminder keys spell it (`Instance::occurrence`): the
-/// date of an all-day one, else the UTC instant (floating times read in
-/// `floating`).
-#[must_use]
-pub fn occurrence_text(w: &When, floating: Tz) -> String {
-    match w {
-        When::Date(d) => d.format("%Y-%m-%d").to_string(),
-        When::DateTime { .. } => w.instant(floating).format("%Y-%m-%dT%H:%M:%SZ").to_string(),
-    }
 }
 
 /// The override of `comps` for occurrence `occ` (as keys spell it).
@@ -92,6 +83,22 @@ pub fn live(ev: &Event) -> BTreeMap<String, DateTime<Utc>> {
     out
 }
 
+/// The alarms (`UID`s) of `ev` that a snooze alarm snoozes: a live
+/// absolute one ([`live`]), or a relative one not acknowledged (its time
+/// depends on the occurrence: [`crate::snooze_due::due`]).
+#[must_use]
+pub fn snoozing(ev: &Event) -> BTreeSet<String> {
+    let mut out: BTreeSet<String> = live(ev).into_keys().collect();
+    for a in &ev.alarms {
+        if let (Some(of), Trigger::Relative { .. }, None) =
+            (&a.snooze_of, a.trigger, a.acknowledged)
+        {
+            out.insert(of.clone());
+        }
+    }
+    out
+}
+
 /// Applies the live snooze alarms of series `uid` (`comps`, from the
 /// server) to its reminders in calendar `local`; adds what it did to
 /// `out` (`snoozed`, `withdrawals`).
@@ -106,35 +113,49 @@ pub fn apply_in(
     now: DateTime<Utc>,
     out: &mut Acked,
 ) -> Result<()> {
-    let floating = kairos_engine::import::database_zone(store, chrono_tz::UTC)?;
-    // (alarm key, the override's occurrence or None for the master) → T.
-    let mut want: BTreeMap<(String, Option<String>), DateTime<Utc>> = BTreeMap::new();
+    // Each snooze alarm with its component and the key of the alarm it names.
+    let mut snoozes: Vec<(&Event, &Alarm, String)> = Vec::new();
     for ev in comps {
+        for a in ev.alarms.iter().filter(|a| a.is_snooze()) {
+            let Some(of) = &a.snooze_of else { continue };
+            let Some(i) = ev.alarms.iter().position(|x| x.uid.as_deref() == Some(of)) else {
+                continue; // It names no alarm of this component.
+            };
+            snoozes.push((ev, a, alarm_key(Some(of), i)));
+        }
+    }
+    if snoozes.is_empty() {
+        return Ok(());
+    }
+    let floating = kairos_engine::import::database_zone(store, chrono_tz::UTC)?;
+    let insts = store.read(|r| r.instances_of_event(local, uid))?;
+    // Reminder (base key) → the latest time a live snooze alarm says.
+    let mut want: BTreeMap<String, DateTime<Utc>> = BTreeMap::new();
+    for (ev, snooze, alarm) in snoozes {
+        // An override's snooze alarm is about that occurrence only.
         let occ = ev
             .recurrence_id
             .as_ref()
             .map(|r| occurrence_text(r, floating));
-        for (of, t) in live(ev) {
-            let Some(i) = ev.alarms.iter().position(|a| a.uid.as_deref() == Some(&of)) else {
-                continue; // It names no alarm of this component.
-            };
-            want.insert((alarm_key(Some(&of), i), occ.clone()), t);
-        }
-    }
-    if want.is_empty() {
-        return Ok(());
-    }
-    let insts = store.read(|r| r.instances_of_event(local, uid))?;
-    for ((alarm, occ), t) in want {
-        // An override's snooze alarm is about that occurrence only.
+        // The latest open (or snoozed) reminder of the alarm that rang
+        // before the snooze alarm's time for its occurrence, while that
+        // snooze alarm is not acknowledged at or after it.
         let target = insts
             .iter()
             .filter(|i| occ.as_ref().is_none_or(|o| &i.occurrence == o))
-            .filter(|i| i.alarm == alarm && i.snooze_of.is_none() && i.trigger_at <= t)
+            .filter(|i| i.alarm == alarm && i.snooze_of.is_none())
             .filter(|i| SNOOZABLE.contains(&i.state) || i.state == State::Snoozed)
-            .max_by_key(|i| i.trigger_at);
-        let Some(target) = target else { continue };
-        let base = base_key(&target.key).to_owned();
+            .filter_map(|i| {
+                let t = crate::snooze_due::due(snooze, ev, comps, &i.occurrence, floating)?;
+                let live = i.trigger_at <= t && snooze.acknowledged.is_none_or(|k| k < t);
+                live.then_some((i, t))
+            })
+            .max_by_key(|(i, _)| i.trigger_at);
+        let Some((target, t)) = target else { continue };
+        let e = want.entry(base_key(&target.key).to_owned()).or_insert(t);
+        *e = (*e).max(t);
+    }
+    for (base, t) in want {
         let done = insts.iter().any(|i| {
             i.snooze_of.as_deref() == Some(base.as_str()) && i.trigger_at == t && open(i.state)
         });

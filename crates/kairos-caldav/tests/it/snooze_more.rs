@@ -226,3 +226,103 @@ fn another_clients_snooze_in_an_override_snoozes_that_occurrence_only() {
         "the second day's reminder is not the snoozed one"
     );
 }
+
+/// The snoozed alarm `a1` acknowledged at `acked` and its snooze alarm
+/// `s1` with `trigger` (a whole `TRIGGER…` line), as another client writes
+/// them.
+fn snoozed_alarms(acked: &str, trigger: &str) -> String {
+    format!(
+        "BEGIN:VALARM\r\nUID:a1\r\nACTION:DISPLAY\r\nDESCRIPTION:r\r\nTRIGGER:-PT15M\r\n\
+         ACKNOWLEDGED:{acked}\r\nEND:VALARM\r\nBEGIN:VALARM\r\nUID:s1\r\n\
+         RELATED-TO;RELTYPE=SNOOZE:a1\r\nACTION:DISPLAY\r\nDESCRIPTION:r\r\n\
+         {trigger}\r\nEND:VALARM\r\n"
+    )
+}
+
+fn snooze_of(store: &Store, uid: &str, base: &str) -> Option<Instance> {
+    instances(store, uid)
+        .into_iter()
+        .find(|i| i.snooze_of.as_deref() == Some(base))
+}
+
+#[test]
+fn another_clients_snooze_with_a_relative_trigger_is_resolved_against_the_occurrence() {
+    let mut fx = Fx::new();
+    let path = "/alice/work/one.ics";
+    let one = |alarms: &str| {
+        format!(
+            "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\nBEGIN:VEVENT\r\nUID:one\r\n\
+             DTSTAMP:20260101T000000Z\r\nDTSTART:20260301T100000Z\r\nDURATION:PT30M\r\n\
+             SUMMARY:Call\r\n{alarms}END:VEVENT\r\nEND:VCALENDAR\r\n"
+        )
+    };
+    let alarm = "BEGIN:VALARM\r\nUID:a1\r\nACTION:DISPLAY\r\nDESCRIPTION:r\r\nTRIGGER:-PT15M\r\nEND:VALARM\r\n";
+    fx.rad.put(path, &one(alarm));
+    fx.add();
+    fx.sync(t0());
+    let r0 = of(&fx.store, "one", "2026-03-01T10:00:00Z");
+    assert_eq!(r0.trigger_at, at(1, 9, 45));
+
+    // Snoozed at 09:46 "until 5 minutes before the start" (09:55).
+    fx.rad.put(
+        path,
+        &one(&snoozed_alarms("20260301T094600Z", "TRIGGER:-PT5M")),
+    );
+    let r = fx.sync(at(1, 9, 47));
+    assert_eq!((r.snoozed_here, r.acknowledged_here), (1, 0), "{r:?}");
+    let base = of(&fx.store, "one", "2026-03-01T10:00:00Z");
+    assert_eq!(base.state, State::Snoozed, "snoozed, not dismissed");
+    let s = snooze_of(&fx.store, "one", &base.key).expect("a snooze instance");
+    assert_eq!((s.trigger_at, s.state), (at(1, 9, 55), State::Pending));
+    // Read again: nothing new.
+    fx.rad.put(
+        path,
+        &one(&snoozed_alarms("20260301T094600Z", "TRIGGER:-PT5M")),
+    );
+    assert_eq!(fx.sync(at(1, 9, 48)).snoozed_here, 0);
+
+    // Snoozed again "until the end" (RELATED=END: 10:30).
+    fx.rad.put(
+        path,
+        &one(&snoozed_alarms(
+            "20260301T095600Z",
+            "TRIGGER;RELATED=END:PT0S",
+        )),
+    );
+    let r = fx.sync(at(1, 9, 57));
+    assert_eq!(r.snoozed_here, 1, "{r:?}");
+    let open: Vec<DateTime<Utc>> = instances(&fx.store, "one")
+        .into_iter()
+        .filter(|i| i.state == State::Pending)
+        .map(|i| i.trigger_at)
+        .collect();
+    assert_eq!(open, [at(1, 10, 30)]);
+}
+
+#[test]
+fn a_relative_snooze_in_an_override_is_resolved_against_its_moved_start() {
+    let mut fx = Fx::new();
+    let path = "/alice/work/daily.ics";
+    let uid_alarm = "UID:a1\r\n";
+    let alarm = format!(
+        "BEGIN:VALARM\r\n{uid_alarm}ACTION:DISPLAY\r\nDESCRIPTION:r\r\nTRIGGER:-PT15M\r\nEND:VALARM\r\n"
+    );
+    // The second day's stand-up moved to 11:00 (rings 10:45).
+    let over = override_of("daily", "20260302T100000Z", "20260302T110000Z", &alarm);
+    fx.rad.put(path, &series("daily", uid_alarm, &over));
+    fx.add();
+    fx.sync(t0());
+    let moved = of(&fx.store, "daily", "2026-03-02T10:00:00Z");
+    assert_eq!(moved.trigger_at, at(2, 10, 45));
+
+    // Snoozed at 10:46 until 5 minutes before its (moved) start: 10:55.
+    let snoozed = snoozed_alarms("20260302T104600Z", "TRIGGER:-PT5M");
+    let over = override_of("daily", "20260302T100000Z", "20260302T110000Z", &snoozed);
+    fx.rad.put(path, &series("daily", uid_alarm, &over));
+    let r = fx.sync(at(2, 10, 47));
+    assert_eq!(r.snoozed_here, 1, "{r:?}");
+    let base = of(&fx.store, "daily", "2026-03-02T10:00:00Z");
+    assert_eq!(base.state, State::Snoozed);
+    let s = snooze_of(&fx.store, "daily", &base.key).expect("a snooze instance");
+    assert_eq!(s.trigger_at, at(2, 10, 55));
+}
