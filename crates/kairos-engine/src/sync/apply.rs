@@ -177,6 +177,8 @@ impl Ctx<'_, '_> {
                 )?;
                 if super::caldav::left_to_caldav(self.tx, body)? {
                     out.left_to_caldav += 1;
+                    self.tx
+                        .meta_set(super::caldav::FETCH_DUE, &op.hlc.to_string())?;
                 } else if !same {
                     out.withdrawals.extend(self.change(body)?);
                 }

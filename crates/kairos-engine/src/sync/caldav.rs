@@ -28,6 +28,27 @@ use kairos_store::{StoreError, Tx};
 /// the calendar to CalDAV.
 pub const MARK: &str = "X-KAIROS-SOURCE:CALDAV";
 
+/// `meta` key (local, never synced): set, to the op's stamp, when a series
+/// op was left to this device's CalDAV sync. The server has a change this
+/// device has not fetched yet: a running host syncs its accounts at once
+/// (not at their next interval, when the old reminder may have rung) and
+/// clears it ([`fetch_done`]).
+pub const FETCH_DUE: &str = "caldav.fetch_due";
+
+/// Clears [`FETCH_DUE`] if it still holds `seen` (a later op's mark stays
+/// for the next sync).
+///
+/// # Errors
+/// Store failures.
+pub fn fetch_done(store: &mut kairos_store::Store, seen: &str) -> Result<(), StoreError> {
+    store.write(|tx| {
+        if tx.meta_get(FETCH_DUE)?.as_deref() == Some(seen) {
+            tx.meta_delete(FETCH_DUE)?;
+        }
+        Ok(())
+    })
+}
+
 /// Whether calendar `cal_uid` is synced with a CalDAV collection here.
 ///
 /// # Errors
