@@ -12,6 +12,7 @@ mod preview;
 mod replace;
 mod support;
 mod sync;
+mod sync_caldav;
 mod tasks;
 mod wall_timer;
 mod workdays;
