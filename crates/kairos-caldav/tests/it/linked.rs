@@ -184,3 +184,67 @@ fn an_edit_on_the_unlinked_device_reaches_the_server_and_each_linked_device_once
     }
     assert_eq!(agree(&a, &b, &c)[0].1, t0() + Duration::minutes(75));
 }
+
+#[test]
+fn an_edit_on_a_linked_device_and_a_deletion_on_the_server_reach_every_device_once() {
+    let (rad, _kx, mut a, mut b, mut c) = three_devices();
+    // A (linked) moves the stand-up to 09:00 in Kairos: its CalDAV sync
+    // writes it to the server, B takes it from there, C over Kairos sync.
+    at(&[&a, &b, &c], 1);
+    let ics = event(UID, "20260301T090000Z", "Stand-up", "20260301T080100Z");
+    let (cal, _) =
+        kairos_core::ics::parse_calendar_lenient(ics.as_bytes(), &kairos_core::Limits::default())
+            .unwrap();
+    let now = a.now();
+    kairos_engine::import::replace_series(
+        &mut a.store,
+        "Work",
+        UID,
+        &cal.events,
+        now,
+        Duration::hours(48),
+        chrono_tz::UTC,
+    )
+    .unwrap();
+    assert_eq!(a.caldav().written_there, 1);
+    a.exchange();
+    b.exchange();
+    c.exchange();
+    let rb = b.caldav();
+    assert_eq!(
+        (rb.changed_here, rb.written_there, rb.conflicts),
+        (1, 0, 0),
+        "{rb:?}"
+    );
+    b.exchange();
+    a.exchange();
+    c.exchange();
+    let ra = a.caldav();
+    assert_eq!((ra.changed_here, ra.written_there), (0, 0), "{ra:?}");
+    for (name, d) in [("A", &a), ("B", &b), ("C", &c)] {
+        assert_eq!(d.writes(UID), 1, "{name}: writes of the series");
+        assert!(d.conflicts().is_empty(), "{name}: {:?}", d.conflicts());
+    }
+    assert_eq!(agree(&a, &b, &c)[0].1, t0() + Duration::minutes(45));
+
+    // Deleted on the server: gone everywhere, deleted once on each device.
+    at(&[&a, &b, &c], 2);
+    rad.delete(PATH);
+    assert_eq!(a.caldav().deleted_here, 1);
+    a.exchange();
+    b.exchange();
+    let rb = b.caldav();
+    assert_eq!(
+        (rb.deleted_there, rb.written_there, rb.conflicts),
+        (0, 0, 0)
+    );
+    b.exchange();
+    a.exchange();
+    c.exchange();
+    for (name, d) in [("A", &a), ("B", &b), ("C", &c)] {
+        assert!(d.pending(UID).is_empty(), "{name}: {:?}", d.pending(UID));
+        assert_eq!(d.writes(UID), 2, "{name}: writes of the series");
+        assert!(d.conflicts().is_empty(), "{name}: {:?}", d.conflicts());
+    }
+    assert_eq!(rad.get(PATH).status, 404);
+}
