@@ -73,7 +73,7 @@ pub fn apply(
     for ev in comps {
         // An alarm with a live snooze alarm is snoozed, not dismissed: its
         // `ACKNOWLEDGED` is the snooze's (crate::snooze).
-        let snoozed = crate::snooze::live(ev);
+        let snoozed = crate::snooze::snoozing(ev);
         let key_of = |uid: &str| {
             ev.alarms
                 .iter()
@@ -87,7 +87,7 @@ pub fn apply(
                 if let Some(k) = key_of(of) {
                     acks.push((k, t));
                 }
-            } else if a.uid.as_ref().is_none_or(|u| !snoozed.contains_key(u)) {
+            } else if a.uid.as_ref().is_none_or(|u| !snoozed.contains(u)) {
                 acks.push((alarm_key(a.uid.as_deref(), i), t));
             }
         }

@@ -30,6 +30,7 @@ pub mod local;
 pub mod plan;
 pub mod secret;
 pub mod snooze;
+pub mod snooze_due;
 pub mod status;
 pub mod sync;
 pub mod zones;

@@ -19,10 +19,13 @@
 //!   not "dismissed" ([`live`]); an `ACKNOWLEDGED` on the snooze alarm
 //!   dismisses the reminder (see [`crate::acks`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
-use kairos_core::model::{Alarm, Event, Trigger, alarm_key, kairos_alarm_uid};
+use chrono_tz::Tz;
+use kairos_core::model::{Alarm, Event, Trigger, When, alarm_key, kairos_alarm_uid};
+
+pub use crate::snooze_due::occurrence_text;
 use kairos_engine::actions::{SNOOZABLE, snooze_from};
 use kairos_engine::sync::acks::base_key;
 use kairos_store::{CalendarId, State, Store};
@@ -42,6 +45,19 @@ pub struct SnoozeMark {
     pub at: DateTime<Utc>,
     /// Until when (the snooze alarm's `TRIGGER`).
     pub until: DateTime<Utc>,
+    /// The `RECURRENCE-ID` of the override that holds the snoozed
+    /// occurrence (RFC 9074: the alarm of that instance); `None`: the
+    /// master's.
+    pub recurrence_id: Option<When>,
+}
+
+/// The override of `comps` for occurrence `occ` (as keys spell it).
+fn override_of<'e>(comps: &'e [Event], occ: &str, floating: Tz) -> Option<&'e Event> {
+    comps.iter().find(|e| {
+        e.recurrence_id
+            .as_ref()
+            .is_some_and(|r| occurrence_text(r, floating) == occ)
+    })
 }
 
 /// The time of a snooze alarm that is still to go off: absolute, not
@@ -67,6 +83,22 @@ pub fn live(ev: &Event) -> BTreeMap<String, DateTime<Utc>> {
     out
 }
 
+/// The alarms (`UID`s) of `ev` that a snooze alarm snoozes: a live
+/// absolute one ([`live`]), or a relative one not acknowledged (its time
+/// depends on the occurrence: [`crate::snooze_due::due`]).
+#[must_use]
+pub fn snoozing(ev: &Event) -> BTreeSet<String> {
+    let mut out: BTreeSet<String> = live(ev).into_keys().collect();
+    for a in &ev.alarms {
+        if let (Some(of), Trigger::Relative { .. }, None) =
+            (&a.snooze_of, a.trigger, a.acknowledged)
+        {
+            out.insert(of.clone());
+        }
+    }
+    out
+}
+
 /// Applies the live snooze alarms of series `uid` (`comps`, from the
 /// server) to its reminders in calendar `local`; adds what it did to
 /// `out` (`snoozed`, `withdrawals`).
@@ -81,27 +113,49 @@ pub fn apply_in(
     now: DateTime<Utc>,
     out: &mut Acked,
 ) -> Result<()> {
-    let mut want: BTreeMap<String, DateTime<Utc>> = BTreeMap::new();
+    // Each snooze alarm with its component and the key of the alarm it names.
+    let mut snoozes: Vec<(&Event, &Alarm, String)> = Vec::new();
     for ev in comps {
-        for (of, t) in live(ev) {
-            let Some(i) = ev.alarms.iter().position(|a| a.uid.as_deref() == Some(&of)) else {
+        for a in ev.alarms.iter().filter(|a| a.is_snooze()) {
+            let Some(of) = &a.snooze_of else { continue };
+            let Some(i) = ev.alarms.iter().position(|x| x.uid.as_deref() == Some(of)) else {
                 continue; // It names no alarm of this component.
             };
-            want.insert(alarm_key(Some(&of), i), t);
+            snoozes.push((ev, a, alarm_key(Some(of), i)));
         }
     }
-    if want.is_empty() {
+    if snoozes.is_empty() {
         return Ok(());
     }
+    let floating = kairos_engine::import::database_zone(store, chrono_tz::UTC)?;
     let insts = store.read(|r| r.instances_of_event(local, uid))?;
-    for (alarm, t) in want {
+    // Reminder (base key) → the latest time a live snooze alarm says.
+    let mut want: BTreeMap<String, DateTime<Utc>> = BTreeMap::new();
+    for (ev, snooze, alarm) in snoozes {
+        // An override's snooze alarm is about that occurrence only.
+        let occ = ev
+            .recurrence_id
+            .as_ref()
+            .map(|r| occurrence_text(r, floating));
+        // The latest open (or snoozed) reminder of the alarm that rang
+        // before the snooze alarm's time for its occurrence, while that
+        // snooze alarm is not acknowledged at or after it.
         let target = insts
             .iter()
-            .filter(|i| i.alarm == alarm && i.snooze_of.is_none() && i.trigger_at <= t)
+            .filter(|i| occ.as_ref().is_none_or(|o| &i.occurrence == o))
+            .filter(|i| i.alarm == alarm && i.snooze_of.is_none())
             .filter(|i| SNOOZABLE.contains(&i.state) || i.state == State::Snoozed)
-            .max_by_key(|i| i.trigger_at);
-        let Some(target) = target else { continue };
-        let base = base_key(&target.key).to_owned();
+            .filter_map(|i| {
+                let t = crate::snooze_due::due(snooze, ev, comps, &i.occurrence, floating)?;
+                let live = i.trigger_at <= t && snooze.acknowledged.is_none_or(|k| k < t);
+                live.then_some((i, t))
+            })
+            .max_by_key(|(i, _)| i.trigger_at);
+        let Some((target, t)) = target else { continue };
+        let e = want.entry(base_key(&target.key).to_owned()).or_insert(t);
+        *e = (*e).max(t);
+    }
+    for (base, t) in want {
         let done = insts.iter().any(|i| {
             i.snooze_of.as_deref() == Some(base.as_str()) && i.trigger_at == t && open(i.state)
         });
@@ -129,6 +183,7 @@ pub fn pending(
     local: CalendarId,
     series: &BTreeMap<String, LocalSeries>,
 ) -> Result<Vec<SnoozeMark>> {
+    let floating = kairos_engine::import::database_zone(store, chrono_tz::UTC)?;
     let mut out = Vec::new();
     for (uid, l) in series {
         let insts = store.read(|r| r.instances_of_event(local, uid))?;
@@ -150,6 +205,7 @@ pub fn pending(
             }
             let obj = RemoteObject::read(&l.text);
             let comps = obj.series.get(uid).map_or(&[][..], Vec::as_slice);
+            let over = override_of(comps, &base.occurrence, floating);
             let written = comps.iter().any(|e| {
                 let live = live(e);
                 e.alarms.iter().enumerate().any(|(n, a)| {
@@ -163,6 +219,7 @@ pub fn pending(
                     alarm: base.alarm.clone(),
                     at: last.at,
                     until: s.trigger_at,
+                    recurrence_id: over.and_then(|e| e.recurrence_id),
                 });
             }
         }
@@ -170,13 +227,15 @@ pub fn pending(
     Ok(out)
 }
 
-/// Writes snooze `m` into the series' components (the master, else the
-/// first): the snoozed alarm named and acknowledged, its snooze alarm
-/// added or moved.
+/// Writes snooze `m` into the series' components (the override of the
+/// snoozed occurrence when it has one, else the master, else the first):
+/// the snoozed alarm named and acknowledged, its snooze alarm added or
+/// moved.
 pub fn mark(comps: &mut [Event], m: &SnoozeMark) {
     let idx = comps
         .iter()
-        .position(|e| e.recurrence_id.is_none())
+        .position(|e| m.recurrence_id.is_some() && e.recurrence_id == m.recurrence_id)
+        .or_else(|| comps.iter().position(|e| e.recurrence_id.is_none()))
         .unwrap_or(0);
     let Some(ev) = comps.get_mut(idx) else { return };
     let Some(n) = (0..ev.alarms.len()).find(|&n| {

@@ -15,8 +15,11 @@
 //! (an acknowledgement from another device, "the database changed") make
 //! the loop look at once whether a chosen calendar holds a change the
 //! server has not seen (read from the database, no request); only then
-//! does it sync that account before its time. An account backing off
-//! after a failure waits for its retry.
+//! does it sync that account before its time. A series op from another
+//! device linked to the same collection, left to this sync
+//! (`kairos_engine::sync::caldav::FETCH_DUE`), makes it sync at once too:
+//! the server has a change this device has not fetched. An account backing
+//! off after a failure waits for its retry.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -182,11 +185,15 @@ impl Loop {
             s
         });
         let mut changed = false;
+        // Another linked device fetched a change of a calendar linked here
+        // too (its op was left to this sync: kairos_engine::sync::caldav).
+        let fetch_due = store.meta_get(kairos_engine::sync::caldav::FETCH_DUE)?;
         for a in &accounts {
             let now = self.clock.now();
             let at = *due.entry(a.id).or_insert(now);
             let backing_off = Status::load(store, a.id)?.failures > 0;
             let go = at <= now
+                || (!backing_off && fetch_due.is_some())
                 || (matches!(woke, Woke::Change)
                     && !backing_off
                     && account::changed_here(store, a)?);
@@ -195,6 +202,9 @@ impl Loop {
                 due.insert(a.id, next);
                 changed |= any;
             }
+        }
+        if let Some(seen) = &fetch_due {
+            kairos_engine::sync::caldav::fetch_done(store, seen)?;
         }
         if changed {
             // As for a change made by another process: re-plan, push to

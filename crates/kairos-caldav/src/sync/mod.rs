@@ -209,10 +209,12 @@ impl Run<'_> {
                 continue;
             };
             let base = self.tracked.get(&f.href).map(|o| o.local_hash.clone());
-            // A copy here that this account never fetched, identical to the
-            // server's: another device of the person fetched it first and
-            // Kairos sync brought it. Nothing to apply, no conflict.
-            let known = base.is_none() && here.contains_key(&uid) && self.holds_all(store, &obj)?;
+            // A copy here identical to the server's: another device of the
+            // person fetched it first (before this device linked the
+            // calendar) and Kairos sync brought it, or an edit made on a
+            // device without the link reached here over Kairos sync and the
+            // server through another device. Nothing to apply, no conflict.
+            let known = here.contains_key(&uid) && self.holds_all(store, &obj)?;
             let edited_here = match (here.get(&uid), &base) {
                 (Some(l), Some(b)) => &l.hash != b,
                 (Some(_), None) => !known,
@@ -342,6 +344,11 @@ impl Run<'_> {
         obj: &RemoteObject,
         here: Option<&LocalSeries>,
     ) -> Result<Winner> {
+        if here.is_some() && self.holds_all(store, obj)? {
+            // The same version on both sides (after a 412: another device
+            // wrote what this one was writing): nothing to resolve.
+            return Ok(Winner::Server);
+        }
         self.report.conflicts += 1;
         let uid = obj.uid().unwrap_or_default().to_owned();
         let Some(l) = here else {

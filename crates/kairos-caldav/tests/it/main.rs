@@ -8,9 +8,12 @@ mod acks;
 mod conflict412;
 mod devices;
 mod errors;
+mod kx;
+mod linked;
 mod relay;
 mod server;
 mod snooze;
+mod snooze_more;
 mod sync;
 mod xandikos;
 

@@ -188,7 +188,17 @@ pub fn holds(store: &Store, name: &str, uid: &str, comps: &[Event]) -> Result<bo
     else {
         return Ok(false);
     };
-    let rows = store.read(|r| r.series_events(cal.id, uid))?;
+    Ok(store.read(|r| holds_in(r, cal.id, uid, comps))?)
+}
+
+/// [`holds`] for calendar `cal_id`, in a read or a transaction.
+pub(crate) fn holds_in(
+    r: &kairos_store::Reader<'_>,
+    cal_id: kairos_store::CalendarId,
+    uid: &str,
+    comps: &[Event],
+) -> Result<bool, kairos_store::StoreError> {
+    let rows = r.series_events(cal_id, uid)?;
     Ok(rows.len() == comps.len() && comps.iter().all(|ev| is_stored(&settle(ev.clone()), &rows)))
 }
 

@@ -26,6 +26,7 @@ use crate::sync::{acks, record};
 
 mod file;
 mod replace;
+pub(crate) use file::holds_in;
 pub use file::{Mode, holds, import, import_with};
 pub(crate) use replace::replace;
 pub use replace::replace_series;

@@ -36,6 +36,11 @@ pub struct Applied {
     pub withdrawals: Vec<Withdrawal>,
     /// Acknowledgements that changed a reminder's state here.
     pub acknowledged: Vec<EngineEvent>,
+    /// Series ops of calendars linked to CalDAV here, made by a device
+    /// that links them too: their registers moved, their content is left
+    /// to this device's own CalDAV sync ([`super::caldav`]). Counted in
+    /// `applied`.
+    pub left_to_caldav: usize,
 }
 
 impl Applied {
@@ -150,30 +155,53 @@ impl Ctx<'_, '_> {
                 };
                 let held = self.tx.register(&entity)?;
                 let held_hlc = held.as_ref().and_then(|r| r.hlc.parse::<Hlc>().ok());
-                match lww(held_hlc.as_ref(), &op.hlc) {
-                    Verdict::Same => Ok(false),
-                    Verdict::Stale { .. } => {
-                        if let (Some(h), Some(hh)) = (&held, &held_hlc) {
-                            self.note_if_concurrent(&entity, h, hh, false)?;
-                        }
-                        Ok(false)
-                    }
-                    Verdict::Apply => {
-                        if let (Some(h), Some(hh)) = (&held, &held_hlc) {
-                            self.note_if_concurrent(&entity, h, hh, true)?;
-                        }
-                        self.tx.register_set(
-                            &entity,
-                            &op.hlc.to_string(),
-                            deleted,
-                            op.base.as_ref().map(ToString::to_string).as_deref(),
-                        )?;
-                        out.withdrawals.extend(self.change(body)?);
-                        Ok(true)
-                    }
+                let verdict = lww(held_hlc.as_ref(), &op.hlc);
+                if verdict == Verdict::Same {
+                    return Ok(false);
                 }
+                // Two versions with the same content are no conflict, and
+                // writing one over the other would change nothing here.
+                let same = self.holds_content(body)?;
+                let wins = verdict == Verdict::Apply;
+                if let (Some(h), Some(hh), false) = (&held, &held_hlc, same) {
+                    self.note_if_concurrent(&entity, h, hh, wins)?;
+                }
+                if !wins {
+                    return Ok(false);
+                }
+                self.tx.register_set(
+                    &entity,
+                    &op.hlc.to_string(),
+                    deleted,
+                    op.base.as_ref().map(ToString::to_string).as_deref(),
+                )?;
+                if super::caldav::left_to_caldav(self.tx, body)? {
+                    out.left_to_caldav += 1;
+                    self.tx
+                        .meta_set(super::caldav::FETCH_DUE, &op.hlc.to_string())?;
+                } else if !same {
+                    out.withdrawals.extend(self.change(body)?);
+                }
+                Ok(true)
             }
         }
+    }
+
+    /// Whether this device already holds exactly the series `body` puts
+    /// (or, for a series delete, holds none of it). Other ops: false.
+    fn holds_content(&self, body: &Body) -> Result<bool, EngineError> {
+        let (calendar, uid, comps) = match body {
+            Body::SeriesPut { calendar, uid, ics } => match crate::series::from_wire(ics) {
+                Ok(comps) if !comps.is_empty() => (calendar, uid, comps),
+                _ => return Ok(false),
+            },
+            Body::SeriesDelete { calendar, uid } => (calendar, uid, Vec::new()),
+            _ => return Ok(false),
+        };
+        let Some(cal) = self.tx.calendar_by_uid(calendar)? else {
+            return Ok(comps.is_empty());
+        };
+        Ok(crate::import::holds_in(self.tx, cal.id, uid, &comps)?)
     }
 
     /// Logs the loser when the held version and the op are concurrent.

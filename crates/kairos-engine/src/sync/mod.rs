@@ -14,6 +14,7 @@
 
 pub mod acks;
 pub mod apply;
+pub mod caldav;
 pub mod feed;
 
 use chrono::{DateTime, Utc};
@@ -112,7 +113,8 @@ pub(crate) fn clock_of(tx: &Tx<'_>, device: &str) -> Result<HlcClock, StoreError
 /// the outbox, the entity's register (or the reminder's ack record) moved
 /// to its stamp. Does nothing on a database that never joined an account,
 /// nor for a series of a subscribed calendar (every device fetches the
-/// feed itself: [`feed`]). Returns the op.
+/// feed itself: [`feed`]). A series of a calendar linked to CalDAV here is
+/// marked as such ([`caldav`]). Returns the op.
 ///
 /// # Errors
 /// Store failures.
@@ -125,6 +127,7 @@ pub fn record(tx: &Tx<'_>, body: Body, now: DateTime<Utc>) -> Result<Option<Op>,
     {
         return Ok(None);
     }
+    let body = caldav::mark(tx, body)?;
     let mut clock = clock_of(tx, &device)?;
     let hlc = clock.issue(u64::try_from(now.timestamp_millis()).unwrap_or(0));
     tx.meta_set(keys::HLC, &hlc.to_string())?;

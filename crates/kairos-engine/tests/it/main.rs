@@ -13,6 +13,7 @@ mod replace;
 mod shown;
 mod support;
 mod sync;
+mod sync_caldav;
 mod tasks;
 mod wall_timer;
 mod workdays;

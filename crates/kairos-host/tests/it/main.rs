@@ -4,6 +4,7 @@
 //! end to end with the real server in kairos-cli's sync tests too, through
 //! `kairos daemon`, which runs on it.
 
+mod caldav_linked;
 mod pairing;
 
 use std::sync::Arc;

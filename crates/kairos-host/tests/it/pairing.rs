@@ -16,15 +16,15 @@ use super::{WAIT, start};
 
 /// The real server on 127.0.0.1:0 on a thread of its own; stopped when
 /// dropped.
-struct Server {
-    url: String,
+pub(crate) struct Server {
+    pub(crate) url: String,
     data: tempfile::TempDir,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Server {
-    fn start() -> Self {
+    pub(crate) fn start() -> Self {
         let data = tempfile::tempdir().expect("tmp");
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         listener.set_nonblocking(true).expect("nonblocking");
@@ -53,7 +53,7 @@ impl Server {
         }
     }
 
-    fn invite(&self) -> String {
+    pub(crate) fn invite(&self) -> String {
         kairos_server::Store::invite(
             &self.data.path().join("data"),
             "alice",
