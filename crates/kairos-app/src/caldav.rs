@@ -151,8 +151,12 @@ impl CaldavAccounts {
     /// server did (401, not CalDAV, unreachable, TLS, timeout, bad URL).
     pub fn discover(&self, req: &CaldavLogin) -> ApiResult<CaldavDiscovery> {
         check(&req.url, &req.user, &req.password)?;
-        let (_dav, found) =
-            kairos_caldav::discover::discover(req.url.trim(), req.user.trim(), &req.password)?;
+        let (_dav, found) = kairos_caldav::discover::discover(
+            req.url.trim(),
+            req.user.trim(),
+            &req.password,
+            None,
+        )?;
         let has = |c: &kairos_caldav::discover::RemoteCalendar, k: &str| {
             c.components.iter().any(|x| x.eq_ignore_ascii_case(k))
         };
@@ -197,12 +201,16 @@ impl CaldavAccounts {
             )));
         }
         let secrets = self.secrets();
+        let login = account::Login {
+            url,
+            user,
+            password: &req.password,
+            ca_pem: None,
+        };
         let (a, _) = account::add(
             &mut store,
             secrets.as_ref(),
-            url,
-            user,
-            &req.password,
+            &login,
             &req.calendars,
             self.when(now),
         )?;

@@ -8,6 +8,7 @@ mod acks;
 mod conflict412;
 mod devices;
 mod errors;
+mod manage;
 mod relay;
 mod server;
 mod snooze;
@@ -93,9 +94,12 @@ impl Fx {
         account::add(
             &mut self.store,
             &self.secrets,
-            url,
-            USER,
-            PASSWORD,
+            &account::Login {
+                url,
+                user: USER,
+                password: PASSWORD,
+                ca_pem: None,
+            },
             &[],
             when(t0()),
         )
