@@ -17,8 +17,8 @@ const MAX_PASSWORD: usize = 2048;
 impl CaldavAccounts {
     /// Changes account `req.id`: every part is checked first (the
     /// interval's bounds, the calendars' names, the new password with the
-    /// server), then the changes are made. The host's loop takes the new
-    /// interval and calendars at its next look (the shell wakes it).
+    /// server), then the changes are made, and the account's next sync
+    /// is due now: the host's loop syncs it when the shell wakes it.
     ///
     /// # Errors
     /// Nothing to change, an interval out of bounds, an unknown calendar,
@@ -85,6 +85,7 @@ impl CaldavAccounts {
         for n in &req.unchoose {
             manage::unchoose(&mut store, &a, n)?;
         }
+        status::sync_soon(&mut store, a.id, now)?;
         Self::view(&store, a.id)
     }
 

@@ -327,6 +327,7 @@ fn edit(
         manage::unchoose(&mut store, &a, name)?;
         eprintln!("kairos: {name:?} no longer syncs; its events stay here as a local calendar");
     }
+    status::sync_soon(&mut store, a.id, when.now)?;
     kairos_engine::daemon::notify_running(db);
     let st = (Status::load(&store, a.id)?, status::every(&store, a.id)?);
     for c in store.read(|r| r.caldav_calendars(a.id))? {

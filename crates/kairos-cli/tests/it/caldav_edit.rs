@@ -180,3 +180,45 @@ fn caldav_edit_and_refresh_change_an_account_once_added() {
     ok_lines(&out);
     assert!(String::from_utf8_lossy(&out.stderr).contains("new password checked"));
 }
+
+#[test]
+fn a_running_daemon_syncs_a_calendar_chosen_with_edit_without_waiting_its_interval() {
+    let rad = DavServer::radicale();
+    rad.mkcalendar("work", "Work", "#3366ccff", &["VEVENT", "VTODO"]);
+    rad.mkcalendar("home", "Home", "#33aa33ff", &["VEVENT"]);
+    rad.put("/alice/home/h1.ics", &event("h1"));
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = dir.path().join("k.db");
+    let pw = format!("{PASSWORD}\n");
+    // A day between syncs: only the edit can make it sync within the test.
+    let add = [
+        "caldav",
+        "add",
+        &rad.url(),
+        "--user",
+        USER,
+        "--password-stdin",
+    ];
+    ok_lines(&run(
+        &db,
+        &[&add[..], &["--calendar", "Work", "--every", "1d"]].concat(),
+        &pw,
+    ));
+    let _d = daemon(&db);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let st = wait_synced(&db, deadline);
+    assert!(st["error"].is_null(), "{st}");
+    ok_lines(&run(&db, &["caldav", "edit", "--choose", "Home"], ""));
+    loop {
+        let lines = ok_lines(&run(&db, &["caldav", "calendars"], ""));
+        let home = lines.iter().find(|l| l["name"] == "Home").expect("Home");
+        if !home["synced_at"].is_null() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "Home not synced within 60 s: {home}"
+        );
+        std::thread::yield_now();
+    }
+}
