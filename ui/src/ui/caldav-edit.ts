@@ -101,6 +101,8 @@ export function openAccountEdit(start: CaldavAccountView, reload: () => Promise<
             waiting(null);
             a = v;
             render(keep);
+            // The sidebar's copy (a calendar dropped, the next Edit's "New").
+            void reload().catch(() => undefined);
           })
           .catch(fail);
       },
