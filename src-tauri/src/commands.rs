@@ -18,7 +18,7 @@ use tauri_plugin_autostart::ManagerExt;
 
 use crate::state::Shared;
 
-type S<'a> = State<'a, Arc<Shared>>;
+pub(crate) type S<'a> = State<'a, Arc<Shared>>;
 type R<T> = Result<T, ApiError>;
 
 #[tauri::command(rename_all = "snake_case")]
@@ -259,7 +259,7 @@ async fn feed_call<T: Send + 'static>(
 
 /// After a subscription changed calendars: the engine re-plans, sync
 /// pushes, the feeds' loop looks again, and the views reload.
-fn feeds_changed(s: &S<'_>) {
+pub(crate) fn feeds_changed(s: &S<'_>) {
     s.reminders_changed();
     let _ = s.handle.emit(events::DATA_CHANGED, ());
 }
@@ -293,7 +293,7 @@ pub async fn remove_subscription(s: S<'_>, calendar_id: i64) -> R<()> {
 
 /// A CalDAV account request (see [`unlocked`]; each of its requests is
 /// bounded by kairos-caldav's timeout).
-async fn caldav_call<T: Send + 'static>(
+pub(crate) async fn caldav_call<T: Send + 'static>(
     s: &S<'_>,
     f: impl FnOnce(&CaldavAccounts, chrono::DateTime<chrono::Utc>) -> R<T> + Send + 'static,
 ) -> R<T> {
@@ -380,6 +380,8 @@ macro_rules! handler {
             commands::list_caldav_accounts,
             commands::sync_caldav_account,
             commands::remove_caldav_account,
+            caldav_commands::edit_caldav_account,
+            caldav_commands::refresh_caldav_account,
         ]
     };
 }
@@ -394,9 +396,9 @@ mod tests {
         let body = &src[src.find("generate_handler![").unwrap_or(0)..];
         let body = &body[..body.find(']').unwrap_or(body.len())];
         let registered: Vec<&str> = body
-            .split("commands::")
-            .skip(1)
-            .map(|s| s.trim().trim_end_matches(',').trim())
+            .split(',')
+            .map(|s| s.trim().rsplit("::").next().unwrap_or(""))
+            .filter(|s| !s.is_empty() && !s.starts_with('['))
             .collect();
         assert_eq!(registered, kairos_app::bindings::COMMAND_NAMES);
     }

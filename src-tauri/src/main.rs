@@ -9,6 +9,7 @@
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod caldav_commands;
 mod commands;
 mod engine;
 // Notifications: XDG D-Bus with buttons (Linux, BSD); elsewhere plain OS

@@ -51,6 +51,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import caldav_step  # noqa: E402
+import caldav_edit_step  # noqa: E402
 import crash_repeat  # noqa: E402
 import feeds_step  # noqa: E402
 import notifyctl as nc  # noqa: E402
@@ -369,7 +370,9 @@ def run(srv):
         step("task done: notification %d closed, reminder acknowledged" % tnote["id"])
 
         feeds_step.run(s, set_value, step, time.time() + offset)
-        caldav_step.run(s, set_value, step, time.time() + offset, LOG, xshot if SHOTS else None)
+        caldav_step.run(s, set_value, step, time.time() + offset, LOG, xshot if SHOTS else None,
+                        then=lambda dav: caldav_edit_step.run(s, set_value, step, time.time() + offset, dav,
+                                                              xshot if SHOTS else None))
 
         start_at_login(s)
 

@@ -155,10 +155,11 @@ def themed_shots(s, set_value, dav, shot):
     settings(s, set_value, set_language="en", set_theme="system")
 
 
-def run(s, set_value, step, app_now, log, shot=None):
+def run(s, set_value, step, app_now, log, shot=None, then=None):
     """Runs the step in session `s`; `app_now` is the app's clock (epoch
     s), `log` the fake notification server's log; `shot(name)`, when
-    given, takes a screenshot (light, then dark and 简体中文 at the end)."""
+    given, takes a screenshot (light, then dark and 简体中文 at the end);
+    `then(dav)`, when given, runs next while Radicale still runs."""
     shots = shot is not None
     shot = shot or (lambda name: None)
     t0 = time.monotonic()
@@ -215,6 +216,8 @@ def run(s, set_value, step, app_now, log, shot=None):
         step("the server event's reminder fired (notification %d)" % note["id"])
         if shots:
             themed_shots(s, set_value, dav, shot)
+        if then is not None:
+            then(dav)
     finally:
         dav.stop()
     step("CalDAV step took %.0f s" % (time.monotonic() - t0))

@@ -95,6 +95,7 @@ pub fn typescript() -> String {
         RemoteCalendarView::decl(&cfg),
         CaldavDiscovery::decl(&cfg),
         CaldavAddRequest::decl(&cfg),
+        CaldavEditRequest::decl(&cfg),
         CaldavCalendarView::decl(&cfg),
         CaldavProblem::decl(&cfg),
         CaldavAccountView::decl(&cfg),

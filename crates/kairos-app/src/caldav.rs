@@ -33,6 +33,8 @@ use crate::error::ApiResult;
 
 /// The longest URL, user name or password taken (far above any real one).
 const MAX_FIELD: usize = 2048;
+/// The longest CA text taken (a few certificates in PEM).
+const MAX_CA: usize = 64 * 1024;
 
 /// CalDAV accounts of one database.
 #[derive(Debug, Clone)]
@@ -75,7 +77,24 @@ fn calendar_view(c: &CaldavCalendar) -> CaldavCalendarView {
     }
 }
 
-fn account_view(a: &CaldavAccount, cals: &[CaldavCalendar], st: &Status) -> CaldavAccountView {
+/// The CA text of a request: `None` when absent or blank; checked.
+pub(crate) fn ca_of(ca: Option<&String>) -> ApiResult<Option<&str>> {
+    let Some(pem) = ca.map(|s| s.trim()).filter(|s| !s.is_empty()) else {
+        return Ok(None);
+    };
+    if pem.len() > MAX_CA {
+        return Err(ApiError::invalid(format!("ca_pem: at most {MAX_CA} bytes")));
+    }
+    kairos_tls::ca_certificates(pem).map_err(|e| ApiError::invalid(format!("ca_pem: {e}")))?;
+    Ok(Some(pem))
+}
+
+fn account_view(
+    a: &CaldavAccount,
+    cals: &[CaldavCalendar],
+    st: &Status,
+    every: Duration,
+) -> CaldavAccountView {
     CaldavAccountView {
         id: a.id,
         url: a.url.clone(),
@@ -88,6 +107,8 @@ fn account_view(a: &CaldavAccount, cals: &[CaldavCalendar], st: &Status) -> Cald
         }),
         error_at: st.error_at.map(rfc),
         next_sync: st.next_at.map(rfc),
+        every_seconds: every.num_seconds(),
+        private_ca: a.ca_pem.is_some(),
     }
 }
 
@@ -112,11 +133,11 @@ impl CaldavAccounts {
         self
     }
 
-    fn store(&self) -> ApiResult<Store> {
+    pub(crate) fn store(&self) -> ApiResult<Store> {
         Ok(Store::open(&self.db)?)
     }
 
-    fn secrets(&self) -> Box<dyn SecretStore> {
+    pub(crate) fn secrets(&self) -> Box<dyn SecretStore> {
         let (s, note) = secret::for_database(&self.db, self.secret_store.as_deref());
         if let Some(note) = note {
             eprintln!("kairos: caldav: {note}");
@@ -124,7 +145,7 @@ impl CaldavAccounts {
         s
     }
 
-    fn when(&self, now: DateTime<Utc>) -> When {
+    pub(crate) fn when(&self, now: DateTime<Utc>) -> When {
         When {
             now,
             horizon: self.horizon,
@@ -132,16 +153,17 @@ impl CaldavAccounts {
         }
     }
 
-    fn one(store: &Store, id: i64) -> ApiResult<(CaldavAccount, Vec<CaldavCalendar>)> {
+    pub(crate) fn one(store: &Store, id: i64) -> ApiResult<(CaldavAccount, Vec<CaldavCalendar>)> {
         account::list(store)?
             .into_iter()
             .find(|(a, _)| a.id == id)
             .ok_or_else(|| ApiError::not_found(format!("no CalDAV account {id}")))
     }
 
-    fn view(store: &Store, id: i64) -> ApiResult<CaldavAccountView> {
+    pub(crate) fn view(store: &Store, id: i64) -> ApiResult<CaldavAccountView> {
         let (a, cals) = Self::one(store, id)?;
-        Ok(account_view(&a, &cals, &Status::load(store, id)?))
+        let every = status::every(store, id)?;
+        Ok(account_view(&a, &cals, &Status::load(store, id)?, every))
     }
 
     /// Signs in and lists the account's calendars; stores nothing.
@@ -151,8 +173,12 @@ impl CaldavAccounts {
     /// server did (401, not CalDAV, unreachable, TLS, timeout, bad URL).
     pub fn discover(&self, req: &CaldavLogin) -> ApiResult<CaldavDiscovery> {
         check(&req.url, &req.user, &req.password)?;
-        let (_dav, found) =
-            kairos_caldav::discover::discover(req.url.trim(), req.user.trim(), &req.password)?;
+        let (_dav, found) = kairos_caldav::discover::discover(
+            req.url.trim(),
+            req.user.trim(),
+            &req.password,
+            None,
+        )?;
         let has = |c: &kairos_caldav::discover::RemoteCalendar, k: &str| {
             c.components.iter().any(|x| x.eq_ignore_ascii_case(k))
         };
@@ -197,12 +223,16 @@ impl CaldavAccounts {
             )));
         }
         let secrets = self.secrets();
+        let login = account::Login {
+            url,
+            user,
+            password: &req.password,
+            ca_pem: ca_of(req.ca_pem.as_ref())?,
+        };
         let (a, _) = account::add(
             &mut store,
             secrets.as_ref(),
-            url,
-            user,
-            &req.password,
+            &login,
             &req.calendars,
             self.when(now),
         )?;
@@ -217,7 +247,10 @@ impl CaldavAccounts {
         let store = self.store()?;
         account::list(&store)?
             .iter()
-            .map(|(a, cals)| Ok(account_view(a, cals, &Status::load(&store, a.id)?)))
+            .map(|(a, cals)| {
+                let every = status::every(&store, a.id)?;
+                Ok(account_view(a, cals, &Status::load(&store, a.id)?, every))
+            })
             .collect()
     }
 

@@ -23,7 +23,8 @@ fn network_kind(reason: &str) -> ErrorKind {
 pub fn kind_of_message(m: &str) -> ErrorKind {
     if m.contains("refused user") {
         ErrorKind::CaldavUnauthorized
-    } else if m.contains("sent a TLS certificate Kairos does not trust") {
+    } else if m.contains("sent a TLS certificate Kairos does not trust") || m.starts_with("--ca: ")
+    {
         ErrorKind::CaldavTls
     } else if m.contains("is not a CalDAV server") {
         ErrorKind::CaldavNotCaldav
@@ -46,7 +47,7 @@ impl From<CaldavError> for ApiError {
             CaldavError::Unauthorized { .. } => ErrorKind::CaldavUnauthorized,
             CaldavError::NotCaldav { .. } => ErrorKind::CaldavNotCaldav,
             CaldavError::Network { reason, .. } => network_kind(reason),
-            CaldavError::Certificate { .. } => ErrorKind::CaldavTls,
+            CaldavError::Certificate { .. } | CaldavError::BadCa(_) => ErrorKind::CaldavTls,
             CaldavError::Protocol { .. } => ErrorKind::CaldavServer,
             CaldavError::BadUrl { .. } => ErrorKind::CaldavBadUrl,
             CaldavError::Secret(_) => ErrorKind::CaldavSecret,
@@ -98,6 +99,10 @@ mod tests {
                     url: "https://dav.example".into(),
                     problem: "it is signed by an authority this computer does not know".into(),
                 },
+                ErrorKind::CaldavTls,
+            ),
+            (
+                CaldavError::BadCa("CA certificate: no block in it".into()),
                 ErrorKind::CaldavTls,
             ),
             (

@@ -30,6 +30,7 @@
 
 pub mod api;
 pub mod caldav;
+mod caldav_edit;
 mod caldav_errors;
 mod calendars;
 mod convert;
@@ -103,6 +104,8 @@ macro_rules! ipc_commands {
             list_caldav_accounts() -> Vec<CaldavAccountView>;
             sync_caldav_account(id: i64) -> CaldavAccountView;
             remove_caldav_account(id: i64) -> ();
+            edit_caldav_account(request: CaldavEditRequest) -> CaldavAccountView;
+            refresh_caldav_account(id: i64) -> CaldavAccountView;
         }
     };
 }

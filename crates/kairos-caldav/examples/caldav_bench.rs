@@ -207,9 +207,12 @@ fn main() -> Res<()> {
         Ok(account::add(
             &mut store,
             &secrets,
-            &url,
-            USER,
-            PASSWORD,
+            &account::Login {
+                url: &url,
+                user: USER,
+                password: PASSWORD,
+                ca_pem: None,
+            },
             &[],
             when,
         )?)

@@ -23,9 +23,23 @@ pub struct When {
     pub floating: Tz,
 }
 
+/// What a person gives to add an account.
+#[derive(Debug, Clone, Copy)]
+pub struct Login<'a> {
+    /// The server URL (or an e-mail address: its domain).
+    pub url: &'a str,
+    /// The user name.
+    pub user: &'a str,
+    /// The password (or app password).
+    pub password: &'a str,
+    /// A CA certificate (PEM) to trust for this account in addition to
+    /// the web's roots: a server whose certificate a private CA signed.
+    pub ca_pem: Option<&'a str>,
+}
+
 /// Discovers `user`'s calendars at `url`, stores the account (the password
-/// in `secrets`) and its calendars, and chooses `chosen` for sync (by
-/// name; empty: every calendar).
+/// in `secrets`, the CA with the account) and its calendars, and chooses
+/// `chosen` for sync (by name; empty: every calendar).
 ///
 /// # Errors
 /// Discovery's errors (nothing is stored then); a chosen name that is not
@@ -33,13 +47,17 @@ pub struct When {
 pub fn add(
     store: &mut Store,
     secrets: &dyn SecretStore,
-    url: &str,
-    user: &str,
-    password: &str,
+    login: &Login<'_>,
     chosen: &[String],
     when: When,
 ) -> Result<(CaldavAccount, Vec<CaldavCalendar>)> {
-    let (_dav, found) = discover(url, user, password)?;
+    let Login {
+        url,
+        user,
+        password,
+        ca_pem,
+    } = *login;
+    let (_dav, found) = discover(url, user, password, ca_pem)?;
     for name in chosen {
         if !found.calendars.iter().any(|c| &c.name == name) {
             let names: Vec<&str> = found.calendars.iter().map(|c| c.name.as_str()).collect();
@@ -59,6 +77,7 @@ pub fn add(
         home: found.home,
         secret_ref,
         created_at: when.now,
+        ca_pem: ca_pem.map(str::to_owned),
     };
     let id = store.write(|tx| tx.caldav_account_put(&account, when.now))?;
     let mut ids = Vec::new();
@@ -97,7 +116,7 @@ pub fn add(
 /// when that name is taken). Either way one calendar, with the same keys
 /// on every device: two devices adding the same account never make two
 /// copies of it that both ring.
-fn link(store: &mut Store, cc: &CaldavCalendar, when: When) -> Result<CalendarId> {
+pub(crate) fn link(store: &mut Store, cc: &CaldavCalendar, when: When) -> Result<CalendarId> {
     let account = store
         .read(|r| r.caldav_accounts())?
         .into_iter()
@@ -204,6 +223,22 @@ pub fn changed_here(store: &Store, account: &CaldavAccount) -> Result<bool> {
     Ok(false)
 }
 
+/// The account's password from the secret store.
+///
+/// # Errors
+/// None there (it says how to give it again); the secret store.
+pub(crate) fn password_of(secrets: &dyn SecretStore, account: &CaldavAccount) -> Result<String> {
+    secrets.get(&account.secret_ref)?.ok_or_else(|| {
+        CaldavError::Secret(format!(
+            "no password for {} in {}: give it again with `kairos caldav edit {} \
+             --password-stdin`",
+            account.secret_ref,
+            secrets.describe(),
+            account.url,
+        ))
+    })
+}
+
 fn sync_calendars(
     store: &mut Store,
     secrets: &dyn SecretStore,
@@ -212,16 +247,13 @@ fn sync_calendars(
     when: When,
 ) -> Result<Vec<SyncReport>> {
     let mut reports = Vec::new();
-    let Some(password) = secrets.get(&account.secret_ref)? else {
-        return Err(CaldavError::Secret(format!(
-            "no password for {} in {}: run `kairos caldav add {} --user {}` again",
-            account.secret_ref,
-            secrets.describe(),
-            account.url,
-            account.username
-        )));
-    };
-    let dav = Dav::new(parse_url(&account.home)?, &account.username, &password)?;
+    let password = password_of(secrets, account)?;
+    let dav = Dav::new(
+        parse_url(&account.home)?,
+        &account.username,
+        &password,
+        account.ca_pem.as_deref(),
+    )?;
     for cc in wanted {
         let local = match cc.calendar_id {
             Some(id) => id,
@@ -258,25 +290,7 @@ pub fn remove(
     secrets: &dyn SecretStore,
     url: Option<&str>,
 ) -> Result<CaldavAccount> {
-    let accounts = store.read(|r| r.caldav_accounts())?;
-    let pick: Vec<&CaldavAccount> = accounts
-        .iter()
-        .filter(|a| url.is_none_or(|u| a.url == u || a.secret_ref == u))
-        .collect();
-    let a = match pick.as_slice() {
-        [one] => (*one).clone(),
-        [] => {
-            return Err(CaldavError::NotFound(match url {
-                Some(u) => format!("no CalDAV account {u:?} (see `kairos caldav calendars`)"),
-                None => "no CalDAV account".to_owned(),
-            }));
-        }
-        _ => {
-            return Err(CaldavError::NotFound(
-                "several CalDAV accounts: name the one to remove by its URL".to_owned(),
-            ));
-        }
-    };
+    let a = crate::manage::pick(store, url, "remove")?;
     secrets.delete(&a.secret_ref)?;
     store.write(|tx| tx.caldav_account_delete(a.id))?;
     crate::status::forget(store, a.id)?;

@@ -1,5 +1,6 @@
 //! The network side: libdav's CalDAV client over hyper (rustls with ring,
-//! web roots), Basic authentication, a bound on every request, and
+//! the web's roots plus the account's own CA, if it has one: kairos-tls),
+//! Basic authentication, a bound on every request, and
 //! libdav's errors turned into [`CaldavError`]s that say what to do.
 //!
 //! Blocking API over a private current-thread runtime: the callers hold a
@@ -96,11 +97,13 @@ pub fn parse_url(text: &str) -> Result<Uri> {
 }
 
 impl Dav {
-    /// A client for `base` as `user`.
+    /// A client for `base` as `user`, trusting the web's roots and
+    /// `ca_pem` (the account's own CA, PEM) if given.
     ///
     /// # Errors
-    /// The TLS set-up or the runtime could not be made.
-    pub fn new(base: Uri, user: &str, password: &str) -> Result<Self> {
+    /// The TLS set-up (a CA text that holds no usable certificate) or the
+    /// runtime could not be made.
+    pub fn new(base: Uri, user: &str, password: &str, ca_pem: Option<&str>) -> Result<Self> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -108,14 +111,9 @@ impl Dav {
         let mut http = HttpConnector::new();
         http.enforce_http(false);
         http.set_connect_timeout(Some(Duration::from_secs(15)));
+        let tls = kairos_tls::client_config(ca_pem).map_err(|e| CaldavError::BadCa(e.clone()))?;
         let https = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_provider_and_webpki_roots(std::sync::Arc::new(
-                rustls::crypto::ring::default_provider(),
-            ))
-            .map_err(|e| CaldavError::Network {
-                url: base.to_string(),
-                reason: format!("TLS set-up: {e}"),
-            })?
+            .with_tls_config(tls)
             .https_or_http()
             .enable_http1()
             .wrap_connector(http);

@@ -50,15 +50,22 @@ pub(crate) fn absolute(base: &Uri, path: &str) -> String {
     format!("{scheme}://{authority}{path}")
 }
 
-/// Finds the calendars of `user` at `url`.
+/// Finds the calendars of `user` at `url`, trusting `ca_pem` (PEM) in
+/// addition to the web's roots when given.
 ///
 /// # Errors
 /// [`CaldavError::Unauthorized`] (401/403), [`CaldavError::NotCaldav`]
 /// (nothing there speaks CalDAV), [`CaldavError::Network`],
+/// [`CaldavError::Certificate`], [`CaldavError::BadCa`],
 /// [`CaldavError::BadUrl`].
-pub fn discover(url: &str, user: &str, password: &str) -> Result<(Dav, Discovered)> {
+pub fn discover(
+    url: &str,
+    user: &str,
+    password: &str,
+    ca_pem: Option<&str>,
+) -> Result<(Dav, Discovered)> {
     let given = parse_url(url)?;
-    let mut dav = Dav::new(given.clone(), user, password)?;
+    let mut dav = Dav::new(given.clone(), user, password, ca_pem)?;
     if let Some(ctx) = context_url(&dav, &given, url)? {
         dav.client.webdav_client.base_url = ctx;
     }

@@ -38,8 +38,10 @@ pub enum CaldavError {
     /// The server's TLS certificate is not one Kairos can trust.
     #[error(
         "the server at {url} sent a TLS certificate Kairos does not trust: {problem}. Kairos \
-         trusts certificates from the public authorities (a self-signed or private one is \
-         refused); fix the server's certificate or use its public address"
+         trusts certificates from the public authorities and the account's own CA: if the \
+         server's certificate comes from a private CA (a self-hosted server), give that CA's \
+         certificate (PEM) with `kairos caldav add … --ca FILE.pem` (in the app: \"CA \
+         certificate\"); else fix the server's certificate or use its public address"
     )]
     Certificate {
         /// The URL asked.
@@ -47,6 +49,9 @@ pub enum CaldavError {
         /// What is wrong with it.
         problem: String,
     },
+    /// A CA certificate given with `--ca` that cannot be used.
+    #[error("--ca: {0}")]
+    BadCa(String),
     /// The server answered a request with something unusable.
     #[error("{what} at {url} failed: {reason}")]
     Protocol {

@@ -9,8 +9,10 @@
 //! - sync ([`sync`]): `sync-collection` (RFC 6578) or ETag comparison in,
 //!   conditional writes (`If-Match`, `If-None-Match: *`) out, conflicts by
 //!   last writer wins with the loser in `kairos log` ([`plan`]);
-//! - accounts ([`account`]) and where their passwords live ([`secret`]:
-//!   the OS secret store, or a 0600 file; never the database).
+//! - accounts ([`account`]), changing them ([`manage`]: calendars chosen,
+//!   the list fetched anew, the password), and where their passwords live
+//!   ([`secret`]: the OS secret store, or a 0600 file; never the
+//!   database); an account's own CA is stored with it (TLS: kairos-tls).
 //!
 //! What it does not know: SQL (the store's `caldav_*` methods), how a
 //! series is stored or its reminders planned (the engine's import path,
@@ -27,6 +29,7 @@ pub mod dav;
 pub mod discover;
 mod error;
 pub mod local;
+pub mod manage;
 pub mod plan;
 pub mod secret;
 pub mod snooze;

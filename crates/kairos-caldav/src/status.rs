@@ -125,6 +125,18 @@ pub fn set_every(store: &mut Store, account: i64, every: Duration) -> Result<()>
     Ok(())
 }
 
+/// Asks the background sync to sync the account at its next look (an
+/// account changed: a calendar chosen, a new interval or password): its
+/// next sync is due `now`.
+///
+/// # Errors
+/// The database.
+pub fn sync_soon(store: &mut Store, account: i64, now: DateTime<Utc>) -> Result<()> {
+    let mut st = Status::load(store, account)?;
+    st.next_at = Some(now);
+    st.save(store, account)
+}
+
 /// Forgets an account's status and interval (it was removed).
 ///
 /// # Errors

@@ -2,14 +2,14 @@
 //! JSON lines, like the other database commands.
 
 use std::io::BufRead;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::Subcommand;
 use kairos_caldav::secret::{self, SecretStore};
 use kairos_caldav::status::{self, Status};
-use kairos_caldav::{When, account};
+use kairos_caldav::{When, account, manage};
 use kairos_engine::clock::Clock;
 use kairos_engine::engine::Config;
 use kairos_store::{CaldavAccount, CaldavCalendar};
@@ -43,6 +43,11 @@ pub enum CaldavCmd {
         /// after regardless.
         #[arg(long, default_value = "5m")]
         every: String,
+        /// A PEM file of a CA to trust for this server besides the web's
+        /// roots (a self-hosted server whose certificate a private CA
+        /// signed); kept with the account for every later sync.
+        #[arg(long)]
+        ca: Option<PathBuf>,
         /// Zone for floating times (default: the system zone).
         #[arg(long)]
         tz: Option<String>,
@@ -50,7 +55,36 @@ pub enum CaldavCmd {
     /// The accounts' calendars (JSON lines): name, colour, components,
     /// whether chosen, last sync; the account's background sync: last
     /// success, last error, failures in a row, next due.
-    Calendars,
+    Calendars {
+        /// Fetch each account's calendar list from its server first:
+        /// calendars made there since are listed (not chosen: choose them
+        /// with `kairos caldav edit --choose`); prints one
+        /// {"refreshed","new","missing","dropped"} line per account first.
+        #[arg(long)]
+        refresh: bool,
+    },
+    /// Changes an account (by its URL; optional when there is one): its
+    /// interval, which calendars sync, its password. Prints its calendars
+    /// (JSON lines) after the change.
+    Edit {
+        /// The URL it was added with.
+        url: Option<String>,
+        /// How often it syncs in the background (e.g. 30s, 5m, 1h).
+        #[arg(long)]
+        every: Option<String>,
+        /// Sync this calendar too (repeat for several).
+        #[arg(long = "choose")]
+        choose: Vec<String>,
+        /// Stop syncing this calendar (repeat for several): its Kairos
+        /// calendar and events stay here, as a local calendar; the
+        /// server's copy is not touched.
+        #[arg(long = "unchoose")]
+        unchoose: Vec<String>,
+        /// A new password, read from the first line of standard input;
+        /// checked with the server before it replaces the old one.
+        #[arg(long)]
+        password_stdin: bool,
+    },
     /// Syncs the chosen calendars both ways (or only --calendar, choosing
     /// it if it was not).
     Sync {
@@ -80,13 +114,20 @@ fn secrets(db: &Path) -> Box<dyn SecretStore> {
     store
 }
 
-fn calendar_json(a: &CaldavAccount, c: &CaldavCalendar, st: &Status) -> serde_json::Value {
+/// One calendar line; `st`: the account's status and interval.
+fn calendar_json(
+    a: &CaldavAccount,
+    c: &CaldavCalendar,
+    st: &(Status, chrono::Duration),
+) -> serde_json::Value {
+    let (st, every) = st;
     json!({
         "account": a.url, "user": a.username, "name": c.name, "href": c.href,
         "color": c.color, "components": c.components.split(',').collect::<Vec<_>>(),
         "chosen": c.calendar_id.is_some(),
         "synced_at": c.synced_at.map(|t| t.to_rfc3339()),
-        "account_status": st.to_json(),
+        "account_status": st.to_json(), "every_seconds": every.num_seconds(),
+        "private_ca": a.ca_pem.is_some(),
     })
 }
 
@@ -109,6 +150,7 @@ pub fn run(db: &Path, cmd: CaldavCmd, clock: Arc<dyn Clock>) -> Result<()> {
             password_stdin,
             calendars,
             every,
+            ca,
             tz,
         } => {
             let every = crate::subscribe_cmds::every(&every)?;
@@ -117,36 +159,41 @@ pub fn run(db: &Path, cmd: CaldavCmd, clock: Arc<dyn Clock>) -> Result<()> {
                     "give the password on standard input with --password-stdin (never as an argument)"
                 );
             }
-            let mut password = String::new();
-            std::io::stdin().lock().read_line(&mut password)?;
-            let password = password.trim_end_matches(['\r', '\n']);
-            if password.is_empty() {
-                bail!("--password-stdin: standard input held no password");
-            }
+            let password = read_password()?;
+            let ca_pem = ca.map(|p| read_ca(&p)).transpose()?;
             let when = when(tz.as_deref())?;
             let secrets = secrets(db);
             let mut store = open(db)?;
-            let (a, cals) = account::add(
-                &mut store,
-                secrets.as_ref(),
-                &url,
-                &user,
-                password,
-                &calendars,
-                when,
-            )?;
+            let login = account::Login {
+                url: &url,
+                user: &user,
+                password: &password,
+                ca_pem: ca_pem.as_deref(),
+            };
+            let (a, cals) = account::add(&mut store, secrets.as_ref(), &login, &calendars, when)?;
             eprintln!("kairos: password kept in {}", secrets.describe());
             status::set_every(&mut store, a.id, every)?;
             kairos_engine::daemon::notify_running(db);
-            let st = Status::load(&store, a.id)?;
+            let st = (Status::load(&store, a.id)?, status::every(&store, a.id)?);
             for c in &cals {
                 println!("{}", calendar_json(&a, c, &st));
             }
         }
-        CaldavCmd::Calendars => {
-            let store = open(db)?;
+        CaldavCmd::Calendars { refresh } => {
+            let mut store = open(db)?;
+            if refresh {
+                let secrets = secrets(db);
+                for (a, _) in account::list(&store)? {
+                    let r = manage::refresh(&mut store, secrets.as_ref(), &a)?;
+                    println!(
+                        "{}",
+                        json!({"refreshed": a.url, "user": a.username, "new": r.new,
+                            "missing": r.missing, "dropped": r.dropped})
+                    );
+                }
+            }
             for (a, cals) in account::list(&store)? {
-                let st = Status::load(&store, a.id)?;
+                let st = (Status::load(&store, a.id)?, status::every(&store, a.id)?);
                 for c in &cals {
                     println!("{}", calendar_json(&a, c, &st));
                 }
@@ -179,12 +226,112 @@ pub fn run(db: &Path, cmd: CaldavCmd, clock: Arc<dyn Clock>) -> Result<()> {
                 eprintln!("kairos: {note}");
             }
         }
+        CaldavCmd::Edit {
+            url,
+            every,
+            choose,
+            unchoose,
+            password_stdin,
+        } => edit(
+            db,
+            url.as_deref(),
+            every.as_deref(),
+            &choose,
+            &unchoose,
+            password_stdin,
+            &when(None)?,
+        )?,
         CaldavCmd::Remove { url } => {
             let secrets = secrets(db);
             let mut store = open(db)?;
             let a = account::remove(&mut store, secrets.as_ref(), url.as_deref())?;
             println!("{}", json!({"removed": a.url, "user": a.username}));
         }
+    }
+    Ok(())
+}
+
+/// The first line of standard input, which must hold a password.
+fn read_password() -> Result<String> {
+    let mut password = String::new();
+    std::io::stdin().lock().read_line(&mut password)?;
+    let password = password.trim_end_matches(['\r', '\n']);
+    if password.is_empty() {
+        bail!("--password-stdin: standard input held no password");
+    }
+    Ok(password.to_owned())
+}
+
+/// The CA certificate(s) in the PEM file at `path`, checked.
+fn read_ca(path: &Path) -> Result<String> {
+    let pem = std::fs::read_to_string(path)
+        .with_context(|| format!("--ca: cannot read {}", path.display()))?;
+    kairos_tls::ca_certificates(&pem).map_err(|e| anyhow!("--ca {}: {e}", path.display()))?;
+    Ok(pem)
+}
+
+/// `kairos caldav edit`: every check first (the interval, the names, the
+/// new password with the server), then the changes.
+fn edit(
+    db: &Path,
+    url: Option<&str>,
+    every: Option<&str>,
+    choose: &[String],
+    unchoose: &[String],
+    password_stdin: bool,
+    when: &When,
+) -> Result<()> {
+    if every.is_none() && choose.is_empty() && unchoose.is_empty() && !password_stdin {
+        bail!("nothing to change: give --every, --choose, --unchoose or --password-stdin");
+    }
+    if let Some(both) = choose.iter().find(|n| unchoose.contains(n)) {
+        bail!("{both:?} is both chosen and unchosen");
+    }
+    let every = every.map(crate::subscribe_cmds::every).transpose()?;
+    let password = if password_stdin {
+        Some(read_password()?)
+    } else {
+        None
+    };
+    let secrets = secrets(db);
+    let mut store = open(db)?;
+    let a = manage::pick(&store, url, "edit")?;
+    let known = store.read(|r| r.caldav_calendars(a.id))?;
+    if let Some(n) = choose
+        .iter()
+        .chain(unchoose)
+        .find(|n| !known.iter().any(|c| &c.name == *n))
+    {
+        let names: Vec<&str> = known.iter().map(|c| c.name.as_str()).collect();
+        bail!(
+            "no calendar called {n:?} in {} (it has: {}; one made on the server since shows \
+             after `kairos caldav calendars --refresh`)",
+            a.url,
+            names.join(", ")
+        );
+    }
+    if let Some(p) = &password {
+        manage::set_password(secrets.as_ref(), &a, p)?;
+        eprintln!(
+            "kairos: new password checked and kept in {}",
+            secrets.describe()
+        );
+    }
+    if let Some(every) = every {
+        status::set_every(&mut store, a.id, every)?;
+    }
+    for name in choose {
+        manage::choose(&mut store, &a, name, *when)?;
+    }
+    for name in unchoose {
+        manage::unchoose(&mut store, &a, name)?;
+        eprintln!("kairos: {name:?} no longer syncs; its events stay here as a local calendar");
+    }
+    status::sync_soon(&mut store, a.id, when.now)?;
+    kairos_engine::daemon::notify_running(db);
+    let st = (Status::load(&store, a.id)?, status::every(&store, a.id)?);
+    for c in store.read(|r| r.caldav_calendars(a.id))? {
+        println!("{}", calendar_json(&a, &c, &st));
     }
     Ok(())
 }

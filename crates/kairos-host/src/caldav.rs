@@ -5,7 +5,9 @@
 //!
 //! Each account is synced when the host starts, then every interval
 //! (`kairos caldav add --every`, default 5 min, ±10 % jitter); after a
-//! failure it backs off (1 min, 2, 4, … up to the interval). What each
+//! failure it backs off (1 min, 2, 4, … up to the interval). An account
+//! changed meanwhile (`kairos caldav edit`, the app's Edit: its stored
+//! next sync moved to now) is synced at the next look. What each
 //! sync did is stored ([`kairos_caldav::status::Status`]: last success,
 //! last error, failures in a row, next due) for `kairos caldav calendars`.
 //!
@@ -190,8 +192,13 @@ impl Loop {
         let fetch_due = store.meta_get(kairos_engine::sync::caldav::FETCH_DUE)?;
         for a in &accounts {
             let now = self.clock.now();
-            let at = *due.entry(a.id).or_insert(now);
-            let backing_off = Status::load(store, a.id)?.failures > 0;
+            let st = Status::load(store, a.id)?;
+            // An account changed since (`status::sync_soon`) is due sooner.
+            let at = match (*due.entry(a.id).or_insert(now), st.next_at) {
+                (at, Some(soon)) if soon < at => soon,
+                (at, _) => at,
+            };
+            let backing_off = st.failures > 0;
             let go = at <= now
                 || (!backing_off && fetch_due.is_some())
                 || (matches!(woke, Woke::Change)

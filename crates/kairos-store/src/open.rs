@@ -31,6 +31,7 @@ const STEPS: &[M<'static>] = &[
     M::up(include_str!("../../../migrations/0007_subscriptions.sql")),
     M::up(include_str!("../../../migrations/0008_caldav.sql")),
     M::up(include_str!("../../../migrations/0009_typed_events.sql")),
+    M::up(include_str!("../../../migrations/0010_caldav_ca.sql")),
 ];
 
 /// The schema version this binary creates and understands (`PRAGMA user_version`).

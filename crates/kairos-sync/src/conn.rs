@@ -41,24 +41,7 @@ impl Tls {
     }
 
     fn client_config(&self) -> Result<rustls::ClientConfig, String> {
-        let mut roots = rustls::RootCertStore::empty();
-        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-        if let Some(pem) = &self.ca_pem {
-            use rustls_pki_types::CertificateDer;
-            use rustls_pki_types::pem::PemObject;
-            for cert in CertificateDer::pem_slice_iter(pem.as_bytes()) {
-                let cert = cert.map_err(|e| format!("CA certificate: {e}"))?;
-                roots
-                    .add(cert)
-                    .map_err(|e| format!("CA certificate: {e}"))?;
-            }
-        }
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        Ok(rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(|e| e.to_string())?
-            .with_root_certificates(roots)
-            .with_no_client_auth())
+        kairos_tls::client_config(self.ca_pem.as_deref())
     }
 }
 

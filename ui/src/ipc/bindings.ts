@@ -763,7 +763,13 @@ user: string,
  * goes to the OS secret store (or a 0600 file beside the database
  * when there is none).
  */
-password: string, };
+password: string, 
+/**
+ * A CA certificate (PEM) to trust for this server besides the web's
+ * roots: a self-hosted server whose certificate a private CA signed.
+ * Kept with the account. `null` or absent: the web's roots only.
+ */
+ca_pem?: string, };
 
 export type RemoteCalendarView = { 
 /**
@@ -807,9 +813,38 @@ user: string,
  */
 password: string, 
 /**
+ * As for [`CaldavLogin`].
+ */
+ca_pem?: string, 
+/**
  * Names of the calendars to sync.
  */
 calendars: Array<string>, };
+
+export type CaldavEditRequest = { 
+/**
+ * The account.
+ */
+id: number, 
+/**
+ * The background sync's interval in seconds (2 to 86 400, as
+ * `kairos caldav edit --every`); `null`: unchanged.
+ */
+every_seconds: number | null, 
+/**
+ * Calendars to sync from now on (by name).
+ */
+choose: Array<string>, 
+/**
+ * Calendars to stop syncing (by name): their events stay in Kairos,
+ * as ordinary calendars; nothing on the server changes.
+ */
+unchoose: Array<string>, 
+/**
+ * A new password, checked with the server before it replaces the
+ * old one; `null`: unchanged.
+ */
+password: string | null, };
 
 export type CaldavCalendarView = { 
 /**
@@ -873,7 +908,15 @@ error_at: string | null,
  * When the background sync runs next, instant; `null` before the
  * first.
  */
-next_sync: string | null, };
+next_sync: string | null, 
+/**
+ * The background sync's interval, seconds.
+ */
+every_seconds: number, 
+/**
+ * It trusts a CA of its own (added with one).
+ */
+private_ca: boolean, };
 
 /** Events the shell emits (`listen` in `src/ipc`). */
 export const EVENTS = {
@@ -925,6 +968,8 @@ export function makeCommands(invoke: Invoke) {
     list_caldav_accounts: (): Promise<Array<CaldavAccountView>> => invoke<Array<CaldavAccountView>>("list_caldav_accounts"),
     sync_caldav_account: (id: number): Promise<CaldavAccountView> => invoke<CaldavAccountView>("sync_caldav_account", { id }),
     remove_caldav_account: (id: number): Promise<null> => invoke<null>("remove_caldav_account", { id }),
+    edit_caldav_account: (request: CaldavEditRequest): Promise<CaldavAccountView> => invoke<CaldavAccountView>("edit_caldav_account", { request }),
+    refresh_caldav_account: (id: number): Promise<CaldavAccountView> => invoke<CaldavAccountView>("refresh_caldav_account", { id }),
   };
 }
 
@@ -969,4 +1014,6 @@ export const COMMAND_NAMES = [
   "list_caldav_accounts",
   "sync_caldav_account",
   "remove_caldav_account",
+  "edit_caldav_account",
+  "refresh_caldav_account",
 ] as const;

@@ -6,10 +6,12 @@
  * starting `/blog` not CalDAV, no `://` and no `@` not an address;
  * anything else is a server with "Work" (events and tasks, blue),
  * "Family" (events, green) and "Chores" (tasks) whose password is
- * `app-password`. An added account has not synced: `finishFirstSync`
- * plays the host's background sync.
+ * `app-password`. `self-signed.example` is trusted when the login carries
+ * a CA certificate (PEM). An added account has not synced:
+ * `finishFirstSync` plays the host's background sync. "Refresh list"
+ * finds "Trips" (events), made on the server since.
  */
-import type { ApiError, CaldavAccountView, CaldavAddRequest, CaldavDiscovery, CaldavLogin, CalendarInfo, ErrorKind } from "../ipc/bindings";
+import type { ApiError, CaldavAccountView, CaldavAddRequest, CaldavDiscovery, CaldavEditRequest, CaldavLogin, CalendarInfo, ErrorKind } from "../ipc/bindings";
 
 export const FAKE_PASSWORD = "app-password";
 
@@ -33,7 +35,8 @@ export function discover(r: CaldavLogin): CaldavDiscovery {
   const path = /^https?:\/\/[^/]+(\/\S*)?$/i.exec(url)?.[1] ?? "/";
   if (host === "down.example") throw fail("caldav_unreachable", `cannot reach https://${host}/: tcp connect error: Connection refused (os error 111)`);
   if (host === "slow.example") throw fail("caldav_timeout", `cannot reach https://${host}/: PROPFIND current-user-principal timed out after 60 s`);
-  if (host === "self-signed.example") throw fail("caldav_tls", `cannot reach https://${host}/: invalid peer certificate: UnknownIssuer`);
+  if (r.ca_pem !== undefined && !r.ca_pem.includes("-----BEGIN CERTIFICATE-----")) throw fail("invalid", 'ca_pem: CA certificate: no "-----BEGIN CERTIFICATE-----" block in it (give the CA\'s certificate in PEM form)');
+  if (host === "self-signed.example" && !r.ca_pem) throw fail("caldav_tls", `cannot reach https://${host}/: invalid peer certificate: UnknownIssuer`);
   if (path.startsWith("/blog")) throw fail("caldav_not_caldav", `${url} is not a CalDAV server: OPTIONS ${url}: no calendar-access, and https://${host}:443/.well-known/caldav does not redirect to a CalDAV service`);
   if (r.password !== FAKE_PASSWORD) throw fail("caldav_unauthorized", `the server at https://${host}/ refused user "${r.user}" (401 Unauthorized): check the user name and the password (an app password if the account uses two-step sign-in)`);
   return { home: `https://${host}/dav/calendars/${r.user}/`, calendars: CALENDARS.map((c) => ({ ...c })) };
@@ -61,6 +64,8 @@ export class FakeCaldav {
       last_error: null,
       error_at: null,
       next_sync: null,
+      every_seconds: 300,
+      private_ca: Boolean(r.ca_pem),
     };
     this.accounts.push(account);
     return structuredClone(account);
@@ -91,6 +96,31 @@ export class FakeCaldav {
     const a = this.accounts.find((x) => x.id === id);
     if (!a) throw fail("not_found", `no CalDAV account ${id}`);
     return a;
+  }
+
+  /** "Refresh list": the server now also has "Trips". */
+  refresh(id: number): CaldavAccountView {
+    const a = this.get(id);
+    if (!a.calendars.some((c) => c.name === "Trips")) a.calendars.push({ name: "Trips", color: "#f4a261ff", calendar_id: null, synced_at: null });
+    a.calendars.sort((x, y) => x.name.localeCompare(y.name));
+    return structuredClone(a);
+  }
+
+  edit(r: CaldavEditRequest, cals: Omit<CalendarInfo, "events">[], newId: () => number): CaldavAccountView {
+    const a = this.get(r.id);
+    if (r.every_seconds === null && !r.choose.length && !r.unchoose.length && r.password === null) throw fail("invalid", "nothing to change");
+    for (const n of [...r.choose, ...r.unchoose]) if (!a.calendars.some((c) => c.name === n)) throw fail("not_found", `calendars: no calendar called "${n}" in this account`);
+    if (r.password !== null && r.password !== FAKE_PASSWORD) throw fail("caldav_unauthorized", `the server at ${a.url} refused user "${a.user}" (401 Unauthorized): check the user name and the password (an app password if the account uses two-step sign-in)`);
+    if (r.every_seconds !== null) a.every_seconds = r.every_seconds;
+    for (const c of a.calendars) {
+      if (r.choose.includes(c.name) && c.calendar_id === null) {
+        const same = cals.find((k) => k.name === c.name);
+        c.calendar_id = same?.id ?? newId();
+        if (!same) cals.push({ id: c.calendar_id, name: c.name, color: (c.color ?? "#3a86ff").slice(0, 7), visible: true, default_alarms: [], work_week: 31, holidays: false });
+      }
+      if (r.unchoose.includes(c.name)) c.calendar_id = null;
+    }
+    return structuredClone(a);
   }
 
   remove(id: number): void {

@@ -166,6 +166,8 @@ export class FakeBackend {
       case "list_caldav_accounts": return clone(this.caldav.accounts);
       case "sync_caldav_account": return this.caldav.sync(a("id"));
       case "remove_caldav_account": return (this.caldav.remove(a("id")), null);
+      case "edit_caldav_account": return this.caldav.edit(a("request"), this.calendars, () => this.nextId++);
+      case "refresh_caldav_account": return this.caldav.refresh(a("id"));
       case "plugin:dialog|open": return "/home/me/holidays.ics";
       case "plugin:dialog|save": return "/home/me/export.ics";
       default: throw { kind: "internal", message: `no command ${cmd}` } satisfies ApiError;

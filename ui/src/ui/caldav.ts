@@ -14,6 +14,7 @@ import { locale, t } from "../i18n";
 import { eventsChanged, loadCalendars, state, subscribe } from "../state";
 import { dialogHeader, field, h, showDialog, toast } from "./dom";
 import { confirmDialog } from "./scope";
+import { openAccountEdit } from "./caldav-edit";
 
 /** How often, and how many times, the list is read while a first sync runs. */
 const POLL_MS = 1500;
@@ -76,6 +77,7 @@ export function accountRow(a: CaldavAccountView): HTMLElement {
       "span",
       { class: "dav-actions" },
       h("button", { type: "button", class: "link dav-sync", onclick: () => void sync() }, t("dav.syncNow")),
+      h("button", { type: "button", class: "link dav-edit", onclick: () => openAccountEdit(a, reload) }, t("dav.edit")),
       h("button", { type: "button", class: "link dav-remove", onclick: () => void remove() }, t("dav.remove")),
     ),
   );
@@ -102,12 +104,32 @@ export function accountOf(calendarId: number): CaldavAccountView | undefined {
   return state.caldavAccounts.find((a) => a.calendars.some((c) => c.calendar_id === calendarId));
 }
 
+/** The add dialog's optional CA certificate: a PEM paste field and a file
+ * picker that fills it; open by itself when it holds something. */
+function caSection(ca: HTMLTextAreaElement): HTMLElement {
+  const file = h("input", { type: "file", id: "dav-ca-file", accept: ".pem,.crt,.cer,text/plain", hidden: true });
+  file.addEventListener("change", () => {
+    const f = file.files?.[0];
+    if (f && f.size <= 64 * 1024) void f.text().then((text) => (ca.value = text));
+  });
+  const pick = h("button", { type: "button", class: "link", id: "dav-ca-pick", onclick: () => file.click() }, t("dav.caFile"));
+  return h(
+    "details",
+    { class: "dav-ca", id: "dav-ca-details" },
+    h("summary", null, t("dav.ca")),
+    h("p", { class: "hint" }, t("dav.caHint")),
+    ca,
+    h("div", { class: "row" }, pick, file),
+  );
+}
+
 /** "Add calendar → CalDAV account…". */
 export function openCaldav(): void {
   const close = (): void => dlg.close();
   const url = h("input", { id: "dav-url", type: "text", placeholder: t("dav.urlPh"), autocomplete: "off", spellcheck: "false" });
   const user = h("input", { id: "dav-user", type: "text", autocomplete: "username", spellcheck: "false" });
   const password = h("input", { id: "dav-password", type: "password", autocomplete: "current-password" });
+  const ca = h("textarea", { id: "dav-ca", rows: 3, placeholder: t("dav.caPh"), spellcheck: "false" });
   const error = h("p", { id: "dav-error", role: "alert", class: "form-error", hidden: true });
   const detail = h("p", { id: "dav-error-detail", class: "hint", hidden: true });
   const progress = h("p", { id: "dav-progress", class: "hint", role: "status", hidden: true });
@@ -116,6 +138,7 @@ export function openCaldav(): void {
     h("p", { class: "hint" }, t("dav.urlHint")),
     h("div", { class: "row" }, field(t("dav.user"), user), field(t("dav.password"), password)),
     h("p", { class: "hint" }, t("dav.passwordHint")),
+    caSection(ca),
   );
   const choices = h("ul", { id: "dav-calendars", class: "dav-choices" });
   const choose = h("div", { class: "dav-step", id: "dav-step-choose", hidden: true },
@@ -135,7 +158,7 @@ export function openCaldav(): void {
   );
   const dlg = h("dialog", { id: "caldav-dialog", "data-step": "login" }, form);
   let found: CaldavDiscovery | null = null;
-  const login = (): CaldavLogin => ({ url: url.value.trim(), user: user.value.trim(), password: password.value });
+  const login = (): CaldavLogin => ({ url: url.value.trim(), user: user.value.trim(), password: password.value, ...(ca.value.trim() ? { ca_pem: ca.value } : {}) });
   const chosen = (): string[] => [...choices.querySelectorAll<HTMLInputElement>("input.dav-pick:checked")].map((b) => b.value);
 
   function step(s: "login" | "choose"): void {
@@ -161,7 +184,8 @@ export function openCaldav(): void {
     error.hidden = false;
     detail.textContent = ours ? err.message : "";
     detail.hidden = !ours;
-    const id = ours ? caldavField(err.kind as never) : err.message.startsWith("password") ? "dav-password" : err.message.startsWith("user") ? "dav-user" : "dav-url";
+    const id = err.message.startsWith("ca_pem") ? "dav-ca" : ours ? caldavField(err.kind as never) : err.message.startsWith("password") ? "dav-password" : err.message.startsWith("user") ? "dav-user" : "dav-url";
+    if (err.kind === "caldav_tls") (form.querySelector("#dav-ca-details") as HTMLDetailsElement).open = true;
     if (id && dlg.dataset.step !== "login") step("login");
     const target = id ? form.querySelector<HTMLElement>(`#${id}`) : null;
     target?.setAttribute("aria-invalid", "true");

@@ -13,6 +13,8 @@ const account = (a: Partial<CaldavAccountView>): CaldavAccountView => ({
   last_error: null,
   error_at: null,
   next_sync: null,
+  every_seconds: 300,
+  private_ca: false,
   ...a,
 });
 

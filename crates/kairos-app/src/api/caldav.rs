@@ -16,6 +16,12 @@ pub struct CaldavLogin {
     /// goes to the OS secret store (or a 0600 file beside the database
     /// when there is none).
     pub password: String,
+    /// A CA certificate (PEM) to trust for this server besides the web's
+    /// roots: a self-hosted server whose certificate a private CA signed.
+    /// Kept with the account. `null` or absent: the web's roots only.
+    #[serde(default)]
+    #[ts(optional)]
+    pub ca_pem: Option<String>,
 }
 
 /// One calendar found on the server, to choose from.
@@ -50,8 +56,31 @@ pub struct CaldavAddRequest {
     pub user: String,
     /// As for [`CaldavLogin`].
     pub password: String,
+    /// As for [`CaldavLogin`].
+    #[serde(default)]
+    #[ts(optional)]
+    pub ca_pem: Option<String>,
     /// Names of the calendars to sync.
     pub calendars: Vec<String>,
+}
+
+/// "Edit account": what to change (each part optional; the checks all
+/// pass before anything changes).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct CaldavEditRequest {
+    /// The account.
+    pub id: i64,
+    /// The background sync's interval in seconds (2 to 86 400, as
+    /// `kairos caldav edit --every`); `null`: unchanged.
+    pub every_seconds: Option<i64>,
+    /// Calendars to sync from now on (by name).
+    pub choose: Vec<String>,
+    /// Calendars to stop syncing (by name): their events stay in Kairos,
+    /// as ordinary calendars; nothing on the server changes.
+    pub unchoose: Vec<String>,
+    /// A new password, checked with the server before it replaces the
+    /// old one; `null`: unchanged.
+    pub password: Option<String>,
 }
 
 /// A calendar of an account.
@@ -97,4 +126,8 @@ pub struct CaldavAccountView {
     /// When the background sync runs next, instant; `null` before the
     /// first.
     pub next_sync: Option<String>,
+    /// The background sync's interval, seconds.
+    pub every_seconds: i64,
+    /// It trusts a CA of its own (added with one).
+    pub private_ca: bool,
 }

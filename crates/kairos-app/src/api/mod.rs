@@ -20,8 +20,8 @@ mod history;
 mod sync;
 mod tasks;
 pub use caldav::{
-    CaldavAccountView, CaldavAddRequest, CaldavCalendarView, CaldavDiscovery, CaldavLogin,
-    CaldavProblem, RemoteCalendarView,
+    CaldavAccountView, CaldavAddRequest, CaldavCalendarView, CaldavDiscovery, CaldavEditRequest,
+    CaldavLogin, CaldavProblem, RemoteCalendarView,
 };
 pub use calendars::{CalendarInfo, CalendarInput};
 pub use feeds::{FeedProblem, SubscribeRequest, SubscriptionView};

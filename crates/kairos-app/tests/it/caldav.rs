@@ -17,13 +17,13 @@ use crate::{app, t};
 
 #[allow(dead_code)]
 #[path = "../../../kairos-caldav/tests/it/server.rs"]
-mod server;
+pub(crate) mod server;
 
 use server::{DavServer, PASSWORD, USER};
 
-const NOW: &str = "2026-03-09T08:00:00Z";
+pub(crate) const NOW: &str = "2026-03-09T08:00:00Z";
 
-fn accounts(db: &Path) -> CaldavAccounts {
+pub(crate) fn accounts(db: &Path) -> CaldavAccounts {
     CaldavAccounts::new(db, chrono_tz::UTC, Duration::days(2)).with_secret_store(Some("file"))
 }
 
@@ -32,20 +32,22 @@ fn login(url: &str, password: &str) -> CaldavLogin {
         url: url.into(),
         user: USER.into(),
         password: password.into(),
+        ca_pem: None,
     }
 }
 
-fn add_req(url: &str, calendars: &[&str]) -> CaldavAddRequest {
+pub(crate) fn add_req(url: &str, calendars: &[&str]) -> CaldavAddRequest {
     CaldavAddRequest {
         url: url.into(),
         user: USER.into(),
         password: PASSWORD.into(),
+        ca_pem: None,
         calendars: calendars.iter().map(|c| (*c).to_owned()).collect(),
     }
 }
 
 /// Radicale with "Work" (events and tasks, blue) and "Chores" (tasks).
-fn radicale() -> DavServer {
+pub(crate) fn radicale() -> DavServer {
     let rad = DavServer::radicale();
     rad.mkcalendar("work", "Work", "#3366ccff", &["VEVENT", "VTODO"]);
     rad.mkcalendar("chores", "Chores", "#e63946ff", &["VTODO"]);

@@ -1,6 +1,7 @@
 //! kairos-app on a real SQLite file: what the desktop's IPC commands do.
 
 mod caldav;
+mod caldav_edit;
 mod calendars;
 mod drag;
 mod editing;

@@ -72,9 +72,12 @@ fn a_second_device_adding_the_same_account_uses_the_calendar_sync_brought() {
     account::add(
         &mut b,
         &secrets,
-        &a.rad.url(),
-        USER,
-        PASSWORD,
+        &account::Login {
+            url: &a.rad.url(),
+            user: USER,
+            password: PASSWORD,
+            ca_pem: None,
+        },
         &[],
         when(t0()),
     )

@@ -15,9 +15,12 @@ fn a_wrong_password_is_a_clear_401_and_nothing_is_stored() {
     let e = account::add(
         &mut fx.store,
         &fx.secrets,
-        &url,
-        USER,
-        "wrong",
+        &account::Login {
+            url: &url,
+            user: USER,
+            password: "wrong",
+            ca_pem: None,
+        },
         &[],
         when(t0()),
     )
@@ -40,7 +43,9 @@ fn a_wrong_password_is_a_clear_401_and_nothing_is_stored() {
 fn a_server_that_is_not_caldav_is_named_as_such() {
     for status in [200, 404] {
         let url = not_caldav(status);
-        let e = discover(&url, USER, PASSWORD).err().expect("not CalDAV");
+        let e = discover(&url, USER, PASSWORD, None)
+            .err()
+            .expect("not CalDAV");
         let msg = e.to_string();
         assert!(
             matches!(e, CaldavError::NotCaldav { .. }),
@@ -58,12 +63,12 @@ fn no_server_and_bad_urls_are_clear_errors() {
         .local_addr()
         .unwrap()
         .port();
-    let e = discover(&format!("http://127.0.0.1:{port}/"), USER, PASSWORD)
+    let e = discover(&format!("http://127.0.0.1:{port}/"), USER, PASSWORD, None)
         .err()
         .unwrap();
     assert!(e.is_retryable(), "{e:?}");
     assert!(e.to_string().contains("cannot reach"), "{e}");
-    let e = discover("ftp://example.com/", USER, PASSWORD)
+    let e = discover("ftp://example.com/", USER, PASSWORD, None)
         .err()
         .unwrap();
     assert!(matches!(e, CaldavError::BadUrl { .. }), "{e:?}");
@@ -99,7 +104,8 @@ fn the_password_is_in_the_0600_secret_file_and_never_in_the_database() {
     let a = fx.store.read(|r| r.caldav_accounts()).unwrap().remove(0);
     fx.secrets.delete(&a.secret_ref).unwrap();
     let e = account::sync(&mut fx.store, &fx.secrets, None, when(t0())).unwrap_err();
-    assert!(e.to_string().contains("kairos caldav add"), "{e}");
+    assert!(e.to_string().contains("kairos caldav edit"), "{e}");
+    assert!(e.to_string().contains("--password-stdin"), "{e}");
     // Removing the account keeps the Kairos calendar.
     let removed = account::remove(&mut fx.store, &fx.secrets, None).unwrap();
     assert_eq!(removed.username, USER);
@@ -170,9 +176,12 @@ fn a_self_signed_certificate_is_named_and_nothing_local_is_lost() {
     let e = account::add(
         &mut fx.store,
         &fx.secrets,
-        &url,
-        USER,
-        PASSWORD,
+        &account::Login {
+            url: &url,
+            user: USER,
+            password: PASSWORD,
+            ca_pem: None,
+        },
         &[],
         when(t0()),
     )

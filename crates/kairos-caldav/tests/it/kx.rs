@@ -165,7 +165,13 @@ impl Dev {
     /// `kairos caldav add` of the account at `url`.
     pub(crate) fn link(&mut self, url: &str) {
         let w = when(self.now());
-        account::add(&mut self.store, &self.secrets, url, USER, PASSWORD, &[], w).unwrap();
+        let login = account::Login {
+            url,
+            user: USER,
+            password: PASSWORD,
+            ca_pem: None,
+        };
+        account::add(&mut self.store, &self.secrets, &login, &[], w).unwrap();
     }
 
     /// `kairos caldav sync` (the one calendar).

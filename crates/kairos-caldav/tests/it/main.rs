@@ -10,6 +10,7 @@ mod devices;
 mod errors;
 mod kx;
 mod linked;
+mod manage;
 mod relay;
 mod server;
 mod snooze;
@@ -96,9 +97,12 @@ impl Fx {
         account::add(
             &mut self.store,
             &self.secrets,
-            url,
-            USER,
-            PASSWORD,
+            &account::Login {
+                url,
+                user: USER,
+                password: PASSWORD,
+                ca_pem: None,
+            },
             &[],
             when(t0()),
         )

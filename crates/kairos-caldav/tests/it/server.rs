@@ -68,6 +68,83 @@ impl DavServer {
         Self::spawn("radicale", cmd, port, dir)
     }
 
+    /// Starts Radicale over HTTPS with a certificate for 127.0.0.1 that a
+    /// CA of the test's own signed, with calendar "Work" (`/alice/work/`)
+    /// holding `objects` (file name, iCalendar text), written to its
+    /// storage before it starts (the test's plain HTTP client cannot speak
+    /// TLS). Returns the server and the CA certificate (PEM).
+    pub(crate) fn radicale_tls(objects: &[(&str, &str)]) -> (Self, String) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let port = free_port();
+        let ca_key = rcgen::KeyPair::generate().expect("CA key");
+        let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA params");
+        ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        ca.distinguished_name
+            .push(rcgen::DnType::CommonName, "Kairos test private CA");
+        let ca = rcgen::CertifiedIssuer::self_signed(ca, ca_key).expect("CA");
+        let key = rcgen::KeyPair::generate().expect("key");
+        let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()])
+            .expect("params")
+            .signed_by(&key, &ca)
+            .expect("leaf");
+        let (cert, keyf) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+        std::fs::write(&cert, leaf.pem()).expect("cert");
+        std::fs::write(&keyf, key.serialize_pem()).expect("key");
+        let work = dir.path().join("collections/collection-root/alice/work");
+        std::fs::create_dir_all(&work).expect("storage");
+        std::fs::write(
+            work.join(".Radicale.props"),
+            r#"{"C:supported-calendar-component-set": "VEVENT,VTODO", "D:displayname": "Work", "tag": "VCALENDAR"}"#,
+        )
+        .expect("props");
+        for (name, ics) in objects {
+            std::fs::write(work.join(name), ics).expect("object");
+        }
+        let users = dir.path().join("users");
+        std::fs::write(&users, format!("{USER}:{PASSWORD}\n")).expect("users");
+        let config = dir.path().join("config");
+        std::fs::write(
+            &config,
+            format!(
+                "[server]\nhosts = 127.0.0.1:{port}\nssl = True\ncertificate = {}\nkey = {}\n\
+                 [auth]\ntype = htpasswd\nhtpasswd_filename = {}\nhtpasswd_encryption = plain\n\
+                 [storage]\nfilesystem_folder = {}\n[logging]\nlevel = info\n",
+                cert.display(),
+                keyf.display(),
+                users.display(),
+                dir.path().join("collections").display()
+            ),
+        )
+        .expect("config");
+        let mut cmd = Command::new(python());
+        cmd.args(["-m", "radicale", "--config"]).arg(&config);
+        (Self::spawn("radicale", cmd, port, dir), ca.pem())
+    }
+
+    /// Changes Radicale's password for [`USER`] (it reads its users file
+    /// at each sign-in). The test's own requests still send [`PASSWORD`].
+    pub(crate) fn change_password(&self, password: &str) {
+        std::fs::write(
+            self._dir.path().join("users"),
+            format!("{USER}:{password}\n"),
+        )
+        .expect("users");
+    }
+
+    /// Where Radicale keeps collection `/alice/NAME/` (an object written
+    /// there is on the server).
+    pub(crate) fn storage(&self, name: &str) -> PathBuf {
+        self._dir
+            .path()
+            .join("collections/collection-root/alice")
+            .join(name)
+    }
+
+    /// The HTTPS URL of a server started by [`Self::radicale_tls`].
+    pub(crate) fn https_url(&self) -> String {
+        format!("https://127.0.0.1:{}/", self.port)
+    }
+
     /// Starts Xandikos with its default calendar
     /// (`/user/calendars/calendar/`, principal `/user/`).
     pub(crate) fn xandikos() -> Self {

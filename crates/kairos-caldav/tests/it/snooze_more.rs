@@ -82,16 +82,14 @@ impl Other {
         let db = dir.path().join("o.db");
         let mut store = Store::open(&db).unwrap();
         let secrets = FileStore::beside(&db);
-        account::add(
-            &mut store,
-            &secrets,
-            &fx.rad.url(),
-            USER,
-            PASSWORD,
-            &[],
-            when(now),
-        )
-        .unwrap();
+        let url = fx.rad.url();
+        let login = account::Login {
+            url: &url,
+            user: USER,
+            password: PASSWORD,
+            ca_pem: None,
+        };
+        account::add(&mut store, &secrets, &login, &[], when(now)).unwrap();
         let mut o = Self {
             store,
             secrets,

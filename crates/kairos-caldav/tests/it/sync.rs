@@ -13,7 +13,7 @@ fn discovery_lists_calendars_with_names_colours_and_components() {
     let fx = Fx::new();
     fx.rad
         .mkcalendar("chores", "Chores", "#00aa00ff", &["VTODO"]);
-    let (_, d) = discover(&fx.rad.url(), USER, PASSWORD).unwrap();
+    let (_, d) = discover(&fx.rad.url(), USER, PASSWORD, None).unwrap();
     assert!(d.principal.ends_with("/alice/"), "{}", d.principal);
     assert!(d.home.ends_with("/alice/"), "{}", d.home);
     let mut cals = d.calendars;
@@ -28,7 +28,7 @@ fn discovery_lists_calendars_with_names_colours_and_components() {
     comps.sort();
     assert_eq!(comps, ["VEVENT", "VTODO"]);
     // The principal's own URL works as a starting point too.
-    let (_, d2) = discover(&format!("{}alice/", fx.rad.url()), USER, PASSWORD).unwrap();
+    let (_, d2) = discover(&format!("{}alice/", fx.rad.url()), USER, PASSWORD, None).unwrap();
     assert_eq!(d2.home, d.home);
 }
 

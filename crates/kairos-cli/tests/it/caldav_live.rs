@@ -16,7 +16,7 @@ use crate::daemon::{Daemon, kairos, spawn};
 
 #[allow(dead_code)] // Shared with kairos-caldav's tests; not every helper is used here.
 #[path = "../../../kairos-caldav/tests/it/server.rs"]
-mod dav_server;
+pub(crate) mod dav_server;
 
 use dav_server::{DavServer, PASSWORD, USER};
 
@@ -61,7 +61,7 @@ fn add(db: &std::path::Path, rad: &DavServer, every: &str) {
 
 /// A daemon on `db` printing reminders on stdout, its passwords in the
 /// file secret store.
-fn daemon(db: &std::path::Path) -> Daemon {
+pub(crate) fn daemon(db: &std::path::Path) -> Daemon {
     let mut c = kairos(db);
     c.env("KAIROS_SECRET_STORE", "file")
         .args(["daemon", "--sink", "stdout", "--tz", "UTC"]);
@@ -112,7 +112,7 @@ fn a_daemon_pulls_a_server_edit_by_itself_and_the_moved_reminder_fires() {
 
 /// Waits (bounded) until `kairos caldav calendars` shows a finished sync;
 /// returns the account's status.
-fn wait_synced(db: &std::path::Path, deadline: Instant) -> serde_json::Value {
+pub(crate) fn wait_synced(db: &std::path::Path, deadline: Instant) -> serde_json::Value {
     loop {
         let out = kairos(db)
             .args(["caldav", "calendars"])

@@ -4,6 +4,9 @@ mod caldav;
 // A real Radicale from a Python venv (tests/caldav/setup.sh): not under Wine.
 #[cfg(unix)]
 mod caldav_live;
+// Radicale too (over HTTPS with a private CA for one test).
+#[cfg(unix)]
+mod caldav_edit;
 // Sets the real-time clock and reads the daemon's timerfd from /proc.
 #[cfg(target_os = "linux")]
 mod clock_jump;

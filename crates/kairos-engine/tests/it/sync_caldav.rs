@@ -68,6 +68,7 @@ fn link(s: &mut Store) {
                 principal: "/alice/".into(),
                 home: "/alice/".into(),
                 secret_ref: "ref".into(),
+                ca_pem: None,
                 created_at: now(),
             },
             now(),

@@ -57,7 +57,14 @@ fn applier() -> Applier {
 /// A device's `kairos caldav add` and first sync.
 fn link(store: &mut Store, db: &Path, rad: &DavServer) {
     let secrets = FileStore::beside(db);
-    account::add(store, &secrets, &rad.url(), USER, PASSWORD, &[], when()).expect("add");
+    let url = rad.url();
+    let login = account::Login {
+        url: &url,
+        user: USER,
+        password: PASSWORD,
+        ca_pem: None,
+    };
+    account::add(store, &secrets, &login, &[], when()).expect("add");
     account::sync(store, &secrets, None, when()).expect("sync");
 }
 

@@ -1,6 +1,7 @@
-//! CalDAV accounts (schema 0008): the accounts, the calendars discovered in
-//! each, and per server object the ETag and local hash seen at the last sync.
-//! No password is stored here (only the secret store's reference).
+//! CalDAV accounts (schema 0008; an account's own CA: 0010): the accounts,
+//! the calendars discovered in each, and per server object the ETag and
+//! local hash seen at the last sync. No password is stored here (only the
+//! secret store's reference).
 
 use chrono::{DateTime, Utc};
 use rusqlite::{OptionalExtension, Row, params};
@@ -27,6 +28,9 @@ pub struct CaldavAccount {
     pub secret_ref: String,
     /// When it was added.
     pub created_at: DateTime<Utc>,
+    /// CA certificate(s), PEM, trusted in addition to the web's roots
+    /// (schema 0010; `None`: the web's roots only).
+    pub ca_pem: Option<String>,
 }
 
 /// One calendar collection of an account.
@@ -65,7 +69,7 @@ pub struct CaldavObject {
     pub local_hash: String,
 }
 
-const ACCOUNT_COLS: &str = "id, url, username, principal, home, secret_ref, created_at";
+const ACCOUNT_COLS: &str = "id, url, username, principal, home, secret_ref, created_at, ca_pem";
 const CALENDAR_COLS: &str =
     "id, account_id, href, name, color, components, calendar_id, sync_token, synced_at";
 
@@ -78,6 +82,7 @@ fn account(r: &Row<'_>) -> rusqlite::Result<CaldavAccount> {
         home: r.get(4)?,
         secret_ref: r.get(5)?,
         created_at: time_at(r, 6)?,
+        ca_pem: r.get(7)?,
     })
 }
 
@@ -153,15 +158,25 @@ impl Tx<'_> {
     pub fn caldav_account_put(&self, a: &CaldavAccount, now: DateTime<Utc>) -> Result<i64> {
         self.conn
             .prepare_cached(
-                "INSERT INTO caldav_accounts (url, username, principal, home, secret_ref, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                "INSERT INTO caldav_accounts
+                     (url, username, principal, home, secret_ref, created_at, ca_pem)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                  ON CONFLICT (url, username) DO UPDATE SET principal = excluded.principal,
-                     home = excluded.home, secret_ref = excluded.secret_ref
+                     home = excluded.home, secret_ref = excluded.secret_ref,
+                     ca_pem = excluded.ca_pem
                  RETURNING id",
             )
             .and_then(|mut s| {
                 s.query_row(
-                    params![a.url, a.username, a.principal, a.home, a.secret_ref, ms(now)],
+                    params![
+                        a.url,
+                        a.username,
+                        a.principal,
+                        a.home,
+                        a.secret_ref,
+                        ms(now),
+                        a.ca_pem
+                    ],
                     |r| r.get(0),
                 )
             })
@@ -197,6 +212,43 @@ impl Tx<'_> {
                 )
             })
             .at(self.ctx)
+    }
+
+    /// Forgets discovered calendar `id` (gone from the server), its sync
+    /// state and objects; not the Kairos calendar it synced into.
+    pub fn caldav_calendar_delete(&self, id: i64) -> Result<()> {
+        self.conn
+            .prepare_cached("DELETE FROM caldav_calendars WHERE id = ?1")
+            .and_then(|mut s| s.execute([id]))
+            .at(self.ctx)?;
+        Ok(())
+    }
+
+    /// Stops syncing CalDAV calendar `id` (no link). Its token and objects
+    /// stay, so choosing it again resumes where it stopped; the Kairos
+    /// calendar it synced into and its events stay.
+    pub fn caldav_calendar_unlink(&self, id: i64) -> Result<()> {
+        self.conn
+            .prepare_cached("UPDATE caldav_calendars SET calendar_id = NULL WHERE id = ?1")
+            .and_then(|mut s| s.execute([id]))
+            .at(self.ctx)?;
+        Ok(())
+    }
+
+    /// Forgets the sync state of CalDAV calendar `id` (token, objects):
+    /// its next sync starts afresh.
+    pub fn caldav_calendar_reset(&self, id: i64) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "UPDATE caldav_calendars SET sync_token = NULL, synced_at = NULL WHERE id = ?1",
+            )
+            .and_then(|mut s| s.execute([id]))
+            .at(self.ctx)?;
+        self.conn
+            .prepare_cached("DELETE FROM caldav_objects WHERE caldav_calendar_id = ?1")
+            .and_then(|mut s| s.execute([id]))
+            .at(self.ctx)?;
+        Ok(())
     }
 
     /// Links CalDAV calendar `id` to Kairos calendar `local` (chosen to sync).

@@ -1,0 +1,94 @@
+//! How Kairos trusts a TLS server: the web's roots (webpki-roots), plus,
+//! for a server with a certificate of the person's own making (a
+//! self-hosted Nextcloud or Radicale, a Kairos sync server), the CA
+//! certificates they give as PEM. One place for `kairos sync join --ca`
+//! and `kairos caldav add --ca`.
+
+use std::sync::Arc;
+
+use rustls_pki_types::CertificateDer;
+use rustls_pki_types::pem::PemObject;
+
+/// The most CA certificates one PEM text may hold (a bundle of a few is
+/// normal; thousands is a mistake, e.g. the whole system store).
+pub const MAX_CAS: usize = 64;
+
+/// The CA certificates in `pem`, checked: at least one, at most
+/// [`MAX_CAS`], each one rustls accepts as a trust anchor.
+///
+/// # Errors
+/// Text that holds no certificate, one that does not parse, too many.
+pub fn ca_certificates(pem: &str) -> Result<Vec<CertificateDer<'static>>, String> {
+    let mut certs = Vec::new();
+    for cert in CertificateDer::pem_slice_iter(pem.as_bytes()) {
+        let cert = cert.map_err(|e| format!("CA certificate: {e}"))?;
+        if certs.len() == MAX_CAS {
+            return Err(format!(
+                "CA certificate: more than {MAX_CAS} certificates (give only your own CA)"
+            ));
+        }
+        certs.push(cert);
+    }
+    if certs.is_empty() {
+        return Err(
+            "CA certificate: no \"-----BEGIN CERTIFICATE-----\" block in it (give the CA's \
+             certificate in PEM form)"
+                .to_owned(),
+        );
+    }
+    let mut roots = rustls::RootCertStore::empty();
+    for c in &certs {
+        roots
+            .add(c.clone())
+            .map_err(|e| format!("CA certificate: {e}"))?;
+    }
+    Ok(certs)
+}
+
+/// A client configuration (ring) trusting the web's roots and, when
+/// given, the CA certificates in `extra_ca_pem`.
+///
+/// # Errors
+/// A CA text [`ca_certificates`] refuses; the provider's set-up.
+pub fn client_config(extra_ca_pem: Option<&str>) -> Result<rustls::ClientConfig, String> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    if let Some(pem) = extra_ca_pem {
+        for cert in ca_certificates(pem)? {
+            roots
+                .add(cert)
+                .map_err(|e| format!("CA certificate: {e}"))?;
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_root_certificates(roots)
+        .with_no_client_auth())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_without_a_certificate_is_refused_by_name() {
+        let e = ca_certificates("hello").unwrap_err();
+        assert!(e.contains("BEGIN CERTIFICATE"), "{e}");
+        let e = client_config(Some("")).unwrap_err();
+        assert!(e.contains("no"), "{e}");
+    }
+
+    #[test]
+    fn a_broken_certificate_is_refused() {
+        let pem = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
+        assert!(ca_certificates(pem).is_err());
+    }
+
+    #[test]
+    fn no_extra_ca_is_the_web_roots() {
+        assert!(client_config(None).is_ok());
+    }
+}
