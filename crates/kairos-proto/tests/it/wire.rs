@@ -237,6 +237,23 @@ fn unknown_fields_are_ignored_within_a_major_version() {
     );
 }
 
+/// A push is read straight into its ops (not through the tagged enum):
+/// the same frames decode, in any field order, and the same ones fail.
+#[test]
+fn a_push_decodes_in_any_field_order_and_without_ops_is_4400() {
+    let ops_first = format!(r#"{{"ops":[{OP}],"later":1,"t":"push","v":1}}"#);
+    let ClientMsg::Push { ops } = decode_client(&ops_first).unwrap() else {
+        panic!("a push");
+    };
+    assert_eq!(ops.len(), 1);
+    assert_eq!(ops[0].id, "d_aaaa000000000001:5");
+    let err = decode_client(r#"{"v":1,"t":"push"}"#).unwrap_err();
+    assert_eq!(err.close_code(), 4400);
+    assert!(err.to_string().contains("missing field `ops`"), "{err}");
+    let err = decode_client(r#"{"v":1,"t":"push","ops":[{"id":"x"}]}"#).unwrap_err();
+    assert_eq!(err.close_code(), 4400);
+}
+
 #[test]
 fn close_reasons_fit_in_a_close_frame() {
     assert_eq!(close_reason("short"), "short");

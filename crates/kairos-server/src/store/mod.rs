@@ -16,6 +16,7 @@
 //! threads (`read.rs`); PostgreSQL reads a connection pool.
 
 mod admin;
+mod new_op;
 mod pg;
 mod read;
 mod schema;
@@ -38,6 +39,7 @@ pub(crate) use schema::create_and_migrate;
 pub use schema::db_path;
 pub use writer::Committed;
 
+use new_op::NewOp;
 use writer::Job;
 
 pub use types::{Auth, Code, Joined, Log, Refusal, StoreError};
@@ -149,11 +151,15 @@ impl Store {
         ops: Vec<Op>,
     ) -> impl Future<Output = Result<Vec<PushResult>, StoreError>> + Send + 'static {
         let (reply, rx) = oneshot::channel();
-        let queued = self.send(Job::Push {
-            account: auth.account.clone(),
-            device: auth.device.clone(),
-            ops,
-            reply,
+        // Encoded here, on the caller's (parallel) runtime worker: the
+        // writer, which is serial, only inserts.
+        let queued = NewOp::all(ops).and_then(|ops| {
+            self.send(Job::Push {
+                account: auth.account.clone(),
+                device: auth.device.clone(),
+                ops,
+                reply,
+            })
         });
         async move {
             queued?;

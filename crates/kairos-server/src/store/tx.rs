@@ -4,11 +4,11 @@
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use kairos_proto::{Effect, Hlc, Op, PushResult, SeqOp, Stored, ids, survivors};
+use kairos_proto::{Effect, Hlc, PushResult, SeqOp, Stored, ids, survivors};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::writer::Committed;
-use super::{Auth, Code, Joined, Refusal, StoreError};
+use super::{Auth, Code, Joined, NewOp, Refusal, StoreError};
 use crate::secrets;
 
 pub(crate) fn to_u64(i: i64) -> u64 {
@@ -19,11 +19,14 @@ pub(crate) fn to_i64(u: u64) -> i64 {
     i64::try_from(u).unwrap_or(i64::MAX)
 }
 
+/// Stores a push's new ops and answers every op with its seq. The id's
+/// primary key tells a reused id (`ON CONFLICT DO NOTHING` changes no
+/// row): only then is its first seq looked up.
 pub(crate) fn push(
     c: &Connection,
     account: &str,
     device: &str,
-    ops: Vec<Op>,
+    ops: Vec<NewOp>,
 ) -> Result<(Vec<PushResult>, Option<Committed>), StoreError> {
     let prev = to_u64(
         c.prepare_cached("SELECT head FROM accounts WHERE id = ?1")?
@@ -31,53 +34,50 @@ pub(crate) fn push(
     );
     let mut head = prev;
     let mut results = Vec::with_capacity(ops.len());
-    let mut fresh = Vec::new();
+    let mut fresh = Vec::with_capacity(ops.len());
     let mut known = c.prepare_cached("SELECT seq FROM op_ids WHERE account = ?1 AND op_id = ?2")?;
-    let mut add_id =
-        c.prepare_cached("INSERT INTO op_ids (account, op_id, seq) VALUES (?1, ?2, ?3)")?;
+    let mut add_id = c.prepare_cached(
+        "INSERT INTO op_ids (account, op_id, seq) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+    )?;
     let mut add_op = c.prepare_cached(
         "INSERT INTO ops (account, seq, op_id, device, entity, hlc, kind, until_ms, op_json)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?;
-    for op in ops {
-        if let Some(seq) = known
-            .query_row(params![account, op.id], |r| r.get::<_, i64>(0))
-            .optional()?
-        {
+    for new in ops {
+        let seq = to_i64(head + 1);
+        if add_id.execute(params![account, new.op.id, seq])? == 0 {
+            let first = known.query_row(params![account, new.op.id], |r| r.get::<_, i64>(0))?;
             results.push(PushResult {
-                id: op.id,
-                seq: to_u64(seq),
+                id: new.op.id,
+                seq: to_u64(first),
             });
             continue;
         }
         head += 1;
-        let seq = to_i64(head);
-        let until = match op.body.effect() {
-            Effect::Snooze(until) => Some(until.timestamp_millis()),
-            _ => None,
-        };
-        let json =
-            serde_json::to_string(&op).map_err(|e| StoreError::Corrupt(head, e.to_string()))?;
-        add_id.execute(params![account, op.id, seq])?;
         add_op.execute(params![
             account,
             seq,
-            op.id,
+            new.op.id,
             device,
-            op.entity(),
-            op.hlc.to_string(),
-            op.body.kind(),
-            until,
-            json
+            new.entity,
+            new.hlc,
+            new.kind,
+            new.until_ms,
+            new.json
         ])?;
         results.push(PushResult {
-            id: op.id.clone(),
+            id: new.op.id.clone(),
             seq: head,
         });
-        fresh.push(SeqOp { seq: head, op });
+        fresh.push(SeqOp {
+            seq: head,
+            op: new.op,
+        });
     }
-    c.prepare_cached("UPDATE accounts SET head = ?1 WHERE id = ?2")?
-        .execute(params![to_i64(head), account])?;
+    if head != prev {
+        c.prepare_cached("UPDATE accounts SET head = ?1 WHERE id = ?2")?
+            .execute(params![to_i64(head), account])?;
+    }
     let event = (!fresh.is_empty()).then(|| Committed::Ops {
         account: account.to_owned(),
         from: device.to_owned(),

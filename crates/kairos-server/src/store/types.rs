@@ -34,6 +34,9 @@ pub enum StoreError {
     /// A stored op no longer decodes (the database was edited by hand).
     #[error("stored op {0} does not decode: {1}")]
     Corrupt(u64, String),
+    /// A pushed op (its id) could not be encoded for storing.
+    #[error("op {0} does not encode: {1}")]
+    Encode(String, String),
     /// PostgreSQL said no (or the connection failed).
     #[error("postgres: {0}")]
     Postgres(#[from] tokio_postgres::Error),

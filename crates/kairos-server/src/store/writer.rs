@@ -11,12 +11,12 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use kairos_proto::{Op, PushResult, SeqOp};
+use kairos_proto::{PushResult, SeqOp};
 use rusqlite::{Connection, params};
 use tokio::sync::oneshot;
 
 use super::tx::{create_code, join, maybe_compact, push, revoke};
-use super::{Code, Joined, Refusal, StoreError};
+use super::{Code, Joined, NewOp, Refusal, StoreError};
 
 /// The most jobs in one transaction.
 const MAX_GROUP: usize = 4096;
@@ -25,7 +25,7 @@ pub(crate) enum Job {
     Push {
         account: String,
         device: String,
-        ops: Vec<Op>,
+        ops: Vec<NewOp>,
         reply: oneshot::Sender<Result<Vec<PushResult>, StoreError>>,
     },
     Join {

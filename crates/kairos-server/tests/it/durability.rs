@@ -139,3 +139,38 @@ async fn a_cursor_below_the_compaction_floor_gets_a_snapshot_of_the_kept_ops() {
     assert!(!normal.snapshot);
     assert_eq!(normal.ops.iter().map(|s| s.seq).collect::<Vec<_>>(), [7, 8]);
 }
+
+/// A push mixing known and new ids: the known keep their first seq (found
+/// by the id's unique key, not a lookup first), the new take the next seqs
+/// with no gap, and the log holds each op once.
+#[tokio::test]
+async fn a_push_of_known_and_new_ids_stores_only_the_new_without_gaps() {
+    let server = Server::start(&[]).await;
+    let (a_id, token) = server.device("alice", "laptop").await;
+    let mut a = server.connect(&token).await;
+    a.hello(0).await;
+    let mut m = Maker::new(&a_id);
+    let (x, y, z, w) = (
+        m.dismiss("k1"),
+        m.dismiss("k2"),
+        m.dismiss("k3"),
+        m.dismiss("k4"),
+    );
+    assert_eq!(a.push(&[x.clone(), y.clone()]).await, vec![1, 2]);
+    assert_eq!(
+        a.push(&[y.clone(), z.clone(), x.clone(), w.clone()]).await,
+        vec![2, 3, 1, 4]
+    );
+    let mut b = server.connect(&token).await;
+    let all = b.hello(0).await;
+    let ids: Vec<(u64, &str)> = all.ops.iter().map(|s| (s.seq, s.op.id.as_str())).collect();
+    assert_eq!(
+        ids,
+        vec![
+            (1, x.id.as_str()),
+            (2, y.id.as_str()),
+            (3, z.id.as_str()),
+            (4, w.id.as_str())
+        ]
+    );
+}

@@ -10,7 +10,7 @@ use kairos_proto::{Effect, Hlc, Op, PushResult, SeqOp, Stored, ids, survivors};
 
 use super::super::tx::{to_i64, to_u64};
 use super::super::writer::Committed;
-use super::super::{Auth, Code, Joined, Refusal, StoreError};
+use super::super::{Auth, Code, Joined, NewOp, Refusal, StoreError};
 use crate::secrets;
 
 /// The account's row is locked already (the writer locks every account of
@@ -21,7 +21,7 @@ pub(super) async fn push(
     c: &Transaction<'_>,
     account: &str,
     device: &str,
-    ops: Vec<Op>,
+    ops: Vec<NewOp>,
 ) -> Result<(Vec<PushResult>, Option<Committed>), StoreError> {
     let get_head = c
         .prepare_cached("SELECT head FROM accounts WHERE id = $1")
@@ -30,7 +30,7 @@ pub(super) async fn push(
     let find = c
         .prepare_cached("SELECT op_id, seq FROM op_ids WHERE account = $1 AND op_id = ANY($2)")
         .await?;
-    let ids: Vec<&str> = ops.iter().map(|o| o.id.as_str()).collect();
+    let ids: Vec<&str> = ops.iter().map(|o| o.op.id.as_str()).collect();
     // Ids stored before (the protocol refuses an id twice in one push).
     let mut known: HashMap<String, u64> = c
         .query(&find, &[&account, &ids])
@@ -42,14 +42,14 @@ pub(super) async fn push(
     let mut results = Vec::with_capacity(ops.len());
     let mut fresh = Vec::new();
     let mut rows = Rows::default();
-    for op in ops {
-        if let Some(&seq) = known.get(&op.id) {
-            results.push(PushResult { id: op.id, seq });
+    for new in ops {
+        if let Some(&seq) = known.get(&new.op.id) {
+            results.push(PushResult { id: new.op.id, seq });
             continue;
         }
         head += 1;
-        known.insert(op.id.clone(), head);
-        rows.add(head, &op)?;
+        known.insert(new.op.id.clone(), head);
+        let op = rows.add(head, new);
         results.push(PushResult {
             id: op.id.clone(),
             seq: head,
@@ -86,19 +86,16 @@ struct Rows {
 }
 
 impl Rows {
-    fn add(&mut self, seq: u64, op: &Op) -> Result<(), StoreError> {
+    /// Adds the columns of `new` (made by the caller) and gives back its op.
+    fn add(&mut self, seq: u64, new: NewOp) -> Op {
         self.seq.push(to_i64(seq));
-        self.id.push(op.id.clone());
-        self.entity.push(op.entity().to_string());
-        self.hlc.push(op.hlc.to_string());
-        self.kind.push(op.body.kind());
-        self.until.push(match op.body.effect() {
-            Effect::Snooze(until) => Some(until.timestamp_millis()),
-            _ => None,
-        });
-        self.json
-            .push(serde_json::to_string(op).map_err(|e| StoreError::Corrupt(seq, e.to_string()))?);
-        Ok(())
+        self.id.push(new.op.id.clone());
+        self.entity.push(new.entity);
+        self.hlc.push(new.hlc);
+        self.kind.push(new.kind);
+        self.until.push(new.until_ms);
+        self.json.push(new.json);
+        new.op
     }
 
     async fn insert(
