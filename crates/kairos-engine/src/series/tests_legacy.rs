@@ -63,8 +63,9 @@ fn rematerialise(engine: &mut Engine, now: DateTime<Utc>) -> usize {
     engine.materialise().expect("materialise")
 }
 
-/// Turns the database at `path` back into schema 8: each row the text
-/// block the old writer stored. Returns the rows as they were.
+/// Turns the database at `path` back into schema 8 (what 0009 and later
+/// added taken away): each row the text block the old writer stored.
+/// Returns the rows as they were.
 fn to_schema_8(path: &Path) -> Vec<kairos_store::StoredEvent> {
     let rows = Store::open(path).expect("open").all_events().expect("rows");
     let c = rusqlite::Connection::open(path).expect("raw");
@@ -78,7 +79,8 @@ fn to_schema_8(path: &Path) -> Vec<kairos_store::StoredEvent> {
         .expect("old text");
     }
     c.execute_batch(
-        "DROP INDEX events_legacy;
+        "ALTER TABLE caldav_accounts DROP COLUMN ca_pem;
+         DROP INDEX events_legacy;
          ALTER TABLE events DROP COLUMN form;
          ALTER TABLE events RENAME COLUMN body TO ics;
          PRAGMA user_version = 8;",
