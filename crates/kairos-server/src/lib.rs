@@ -244,7 +244,11 @@ impl Server {
                 () = async { (&mut shutdown).await; } => break,
                 accepted = listener.accept() => match accepted {
                     Ok((tcp, peer)) => {
-                        tasks.spawn(handshake::serve(self.ctx.clone(), tcp, peer, stop_rx.clone()));
+                        let conn = handshake::serve(self.ctx.clone(), tcp, peer, stop_rx.clone());
+                        // The task an idle connection keeps (docs/benchmarks.md).
+                        static SIZE: std::sync::Once = std::sync::Once::new();
+                        SIZE.call_once(|| tracing::debug!(bytes = size_of_val(&conn), "connection task future"));
+                        tasks.spawn(conn);
                     }
                     Err(e) => {
                         // Out of file descriptors and the like: back off a
