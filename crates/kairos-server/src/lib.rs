@@ -244,7 +244,17 @@ impl Server {
                 () = async { (&mut shutdown).await; } => break,
                 accepted = listener.accept() => match accepted {
                     Ok((tcp, peer)) => {
-                        tasks.spawn(handshake::serve(self.ctx.clone(), tcp, peer, stop_rx.clone()));
+                        let (ctx, stop) = (self.ctx.clone(), stop_rx.clone());
+                        if let Some(tls) = ctx.tls.clone() {
+                            tasks.spawn(handshake::serve_tls(ctx, tls, tcp, peer, stop));
+                        } else {
+                            let conn = handshake::serve(ctx, tcp, peer, stop);
+                            // What an idle connection's task holds
+                            // (docs/benchmarks.md).
+                            static SIZE: std::sync::Once = std::sync::Once::new();
+                            SIZE.call_once(|| tracing::debug!(bytes = size_of_val(&conn), "connection task future"));
+                            tasks.spawn(conn);
+                        }
                     }
                     Err(e) => {
                         // Out of file descriptors and the like: back off a

@@ -19,6 +19,7 @@
 
 mod claim;
 pub mod email;
+mod finish;
 pub mod gate;
 pub mod metrics;
 mod pg;

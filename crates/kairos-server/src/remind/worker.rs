@@ -8,7 +8,8 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use futures_util::StreamExt;
 
-use super::claim::{Claimed, Finish, claim_pg, claim_sqlite, finish_pg, finish_sqlite};
+use super::claim::{Claimed, Finish, claim_pg, claim_sqlite};
+use super::finish::{finish_pg, finish_sqlite};
 use super::gate::{Admit, Gate, Limits, destination};
 use super::webhook::{Outcome, Poster};
 use super::{Db, Reminders, from_ms, ms};

@@ -2,21 +2,28 @@
 //! threads (never on an async worker). WAL lets them run beside the writer.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use chrono::DateTime;
 use kairos_proto::{DeviceInfo, Op, SeqOp};
 use rusqlite::{Connection, OptionalExtension, params};
+use tokio::sync::Semaphore;
 
 use super::tx::{to_i64, to_u64};
 use super::{Auth, Log, Refusal, StoreError, schema};
 
-/// Idle connections kept for reuse.
+/// Read connections, and reads at once: a read waits for a connection
+/// rather than opening another. (Opening one per read beyond the kept
+/// ones made 64 concurrent connects open and drop ≈ 1,200 connections,
+/// 4.5 MB of heap churn, and one blocking thread each: docs/benchmarks.md.)
 const POOL: usize = 8;
 
 pub(crate) struct Readers {
     path: PathBuf,
     idle: Mutex<Vec<Connection>>,
+    /// One permit per connection: held from before the blocking task to
+    /// its end.
+    permits: Arc<Semaphore>,
 }
 
 /// One read connection, borrowed from the pool.
@@ -27,16 +34,22 @@ impl Readers {
         Self {
             path,
             idle: Mutex::new(Vec::new()),
+            permits: Arc::new(Semaphore::new(POOL)),
         }
     }
 
     /// Runs `f` on a pooled connection on a blocking thread.
     pub(crate) async fn run<T: Send + 'static>(
-        self: &std::sync::Arc<Self>,
+        self: &Arc<Self>,
         f: impl FnOnce(&Reader<'_>) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
-        let this = std::sync::Arc::clone(self);
+        let this = Arc::clone(self);
+        let permit = Arc::clone(&self.permits)
+            .acquire_owned()
+            .await
+            .map_err(|_| StoreError::Closed)?;
         tokio::task::spawn_blocking(move || {
+            let _permit = permit;
             let conn = match this.idle.lock().ok().and_then(|mut p| p.pop()) {
                 Some(c) => c,
                 None => schema::open(&this.path)?,

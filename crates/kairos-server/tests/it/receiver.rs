@@ -1,6 +1,8 @@
 //! A webhook receiver the test owns: a real HTTP/1.1 server on
 //! 127.0.0.1:0 that reports every POST on a channel and answers each with
-//! the next status of its script (200 once the script is used up).
+//! the next status of its script (200 once the script is used up; 0 in the
+//! script: reported, then never answered, the connection held until the
+//! sender drops it, as a sender killed mid-request would).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -77,6 +79,11 @@ pub async fn start(script: &[u16], delay: Duration) -> Receiver {
                         return;
                     }
                     let status = script.lock().unwrap().pop_front().unwrap_or(200);
+                    if status == 0 {
+                        let _ = tx.send(post);
+                        let _ = r.read(&mut [0; 1]).await;
+                        return;
+                    }
                     if !delay.is_zero() {
                         tokio::time::sleep(delay).await;
                     }

@@ -1,5 +1,6 @@
 //! Server-side reminders under load and trouble: a backlog drains in
-//! priority order without starving earlier rows; a destination that keeps
+//! priority order without starving earlier rows; a dead instance's claims
+//! go first once their lease ran out, whatever backlog is ahead of them; a destination that keeps
 //! failing has its circuit opened (deliveries deferred, not burned as
 //! attempts, not lost); an account over its rate waits. `now` is the
 //! test's (the servers run no reminder task of their own here); the
@@ -146,6 +147,76 @@ async fn a_backlog_drains_by_second_then_priority_then_calendar() {
             "p1", "p2-c1", "p2-c2", "p5", "p9", "none-c1", "none-c2",
             "late-p1", // a second later, however high
         ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dead_instances_expired_claims_go_first_however_large_the_backlog() {
+    // The dead instance's one POST is held unanswered; every later one is
+    // answered at once.
+    let mut hook = receiver::start(&[0], Duration::ZERO).await;
+    let server = Server::start(NO_TASK).await;
+    let s = "20300107T100000Z";
+    let old = ["old-a", "old-b", "old-c"];
+    let items = old.iter().map(|u| item("c1", u, s, None)).collect();
+    let (mut dev, mut m) = account(&server, "alice", items).await;
+    let db = database(&server);
+    let rem = Reminders::open(&db).await.unwrap();
+    rem.configure(webhook("alice", &hook.url, Duration::ZERO))
+        .await
+        .unwrap();
+    rem.replicate(at("2030-01-07T08:00:00Z")).await.unwrap();
+    let t0 = at("2030-01-07T09:45:00Z");
+
+    // Instance "dead" claims the three (one batch), starts the first
+    // POST and dies there: its claims stay, leased for 5 s.
+    let dead = Reminders::open(&db).await.unwrap();
+    let mut o = serial(NO_LIMITS, 3);
+    o.owner = "dead".into();
+    o.lease = Duration::from_secs(5);
+    let task = tokio::spawn(async move { dead.drain(t0, &o, &channels()).await });
+    assert_eq!(summaries(&mut hook, 1).await, ["old-a"]);
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+
+    // Meanwhile a backlog of two batches and more, due in the same second and
+    // ahead of them in priority order, is planned.
+    let new = [
+        "new-1", "new-2", "new-3", "new-4", "new-5", "new-6", "new-7", "new-8",
+    ];
+    let ops: Vec<_> = new
+        .iter()
+        .map(|u| m.op(item("c2", u, s, Some(1))))
+        .collect();
+    dev.push(&ops).await;
+    let round = rem.replicate(at("2030-01-07T08:00:00Z")).await.unwrap();
+    assert_eq!(round.deliveries, new.len(), "{round:?}");
+
+    // Inside the lease the dead's rows are not claimable; once it ran out
+    // the next claim takes them before the backlog ahead of them, in
+    // their own order; the backlog follows in its order.
+    let live = serial(NO_LIMITS, 3);
+    let inside = t0 + chrono::Duration::seconds(4);
+    let ch = channels();
+    let d = rem.drain(inside, &live, &ch).await.unwrap();
+    assert_eq!((d.claimed, d.sent), (3, 3), "{d:?}");
+    assert_eq!(summaries(&mut hook, 3).await, ["new-1", "new-2", "new-3"]);
+    let after = t0 + chrono::Duration::seconds(6);
+    let d = rem.drain(after, &live, &ch).await.unwrap();
+    assert_eq!((d.claimed, d.sent, d.duplicates), (3, 3, 0), "{d:?}");
+    assert_eq!(summaries(&mut hook, 3).await, old);
+    for next in [&new[3..6], &new[6..]] {
+        let d = rem.drain(after, &live, &ch).await.unwrap();
+        assert_eq!((d.claimed, d.sent), (next.len(), next.len()), "{d:?}");
+        assert_eq!(summaries(&mut hook, next.len()).await, next);
+    }
+    assert_eq!(rem.drain(after, &live, &ch).await.unwrap().claimed, 0);
+    let why = trail(&rem, "alice", "old-a").await;
+    assert!(
+        why.last()
+            .unwrap()
+            .starts_with("delivered by webhook (attempt 1, test)"),
+        "{why:?}"
     );
 }
 

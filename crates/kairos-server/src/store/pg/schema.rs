@@ -12,6 +12,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../../migrations/postgres/0001_init.sql"),
     include_str!("../../../migrations/postgres/0002_remind.sql"),
     include_str!("../../../migrations/postgres/0003_remind_order.sql"),
+    include_str!("../../../migrations/postgres/0004_remind_takeover.sql"),
 ];
 
 /// The schema version this server runs on.
