@@ -32,6 +32,7 @@ pub mod api;
 pub mod caldav;
 mod caldav_errors;
 mod calendars;
+mod chunks;
 mod convert;
 mod edit;
 mod error;
