@@ -23,6 +23,7 @@ mod startup;
 mod state;
 mod tray;
 mod window;
+mod worker;
 
 use std::sync::Arc;
 
@@ -69,7 +70,7 @@ fn main() {
         .plugin(tauri_plugin_dialog::init())
         .invoke_handler(handler!())
         .setup(move |a| {
-            let shared = Arc::new(Shared::new(app, clock, a.handle().clone()));
+            let shared = Arc::new(Shared::new(app, clock, a.handle().clone())?);
             a.manage(Arc::clone(&shared));
             if let Err(e) = tray::create(a.handle()) {
                 eprintln!(
