@@ -374,7 +374,10 @@ fn a_calendar_larger_than_a_chunk_answers_like_the_whole_file() {
         })
         .expect("occurrences")
         .items;
-    assert!(got.windows(2).all(|w| w[0].start <= w[1].start), "in start order");
+    assert!(
+        got.windows(2).all(|w| w[0].start <= w[1].start),
+        "in start order"
+    );
     let got: Vec<(String, String)> = got.into_iter().map(|o| (o.start, o.title)).collect();
     // 600 singles and most of 300 series × 5 (a moved one not doubled).
     assert!(got.len() > 1_900, "{}", got.len());
