@@ -22,6 +22,7 @@ mod notify_server;
 mod startup;
 mod state;
 mod tray;
+mod webkit_env;
 mod window;
 mod worker;
 
@@ -41,6 +42,8 @@ fn system_zone() -> String {
 }
 
 fn main() {
+    // Before anything else (it may replace this process's image).
+    webkit_env::ensure();
     startup::begin();
     let db = state::db_path();
     let clock = state::clock();
