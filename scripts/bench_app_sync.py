@@ -310,8 +310,18 @@ def dense(rig, runs, n, settle=5):
                     if st.get("last_error") or not st.get("last_sync_at"):
                         raise RuntimeError("the synced run did not sync: %s" % st)
                 out[v].append(mem)
-                log("%s dense run %d: PSS %s MB (RSS %s MB), first view %s ms"
-                    % (v, i, mem["pss_mb"], mem["rss_mb"], run.first_view_ms))
+                # Per process (the app, WebKit's web and network processes).
+                parts = ", ".join("%s %.1f MB (anon %.1f)" % (r["comm"], (r["pss_kb"] or 0) / 1024,
+                                                             (r["pss_anon_kb"] or 0) / 1024)
+                                  for r in mem["processes"])
+                # WebKit processes of other apps share library pages with
+                # these, lowering their PSS: say how many ran.
+                ours = {r["pid"] for r in mem["processes"]}
+                others = sum(1 for p in os.listdir("/proc") if p.isdigit() and int(p) not in ours
+                             and (ba.proc_stat(int(p)) or ("",))[0].startswith("WebKitWebProc"))
+                log("%s dense run %d: PSS %s MB (RSS %s MB), first view %s ms; %s; "
+                    "other WebKit web processes on the machine: %d"
+                    % (v, i, mem["pss_mb"], mem["rss_mb"], run.first_view_ms, parts, others))
     finally:
         rig.stop()
     return out

@@ -95,17 +95,15 @@ fn run(shared: &Arc<Shared>, db: PathBuf) -> anyhow::Result<()> {
                     // A fired round is handled by `on_fired` (once per round).
                     Ok(EngineEvent::Fired { .. }) => {}
                     Ok(EngineEvent::Changed) | Err(RecvError::Lagged(_)) => {
-                        let s = Arc::clone(shared);
-                        // Store reads: on the blocking pool, not this loop.
-                        let _ = tokio::task::spawn_blocking(move || s.reminders_changed()).await;
+                        // Store reads: on the worker thread, not this loop.
+                        shared.on_worker(|s| s.reminders_changed()).await;
                         // Calendars may have changed too (another process,
                         // another device, a feed's refresh or its error):
                         // open views reload.
                         let _ = tauri::Emitter::emit(&shared.handle, kairos_app::api::events::DATA_CHANGED, ());
                     }
                     Ok(EngineEvent::Acknowledged { .. } | EngineEvent::Withdrawn(_)) => {
-                        let s = Arc::clone(shared);
-                        let _ = tokio::task::spawn_blocking(move || s.reminders_changed()).await;
+                        shared.on_worker(|s| s.reminders_changed()).await;
                     }
                     Err(RecvError::Closed) => break,
                 },
@@ -137,7 +135,6 @@ fn compact(s: &Shared, shown: &Mutex<ShownIds>) {
 /// Hands the host's current sync state to the app, the UI and the tray.
 async fn forward_sync(shared: &Arc<Shared>, sync: &mut watch::Receiver<LinkState>) {
     let state = sync.borrow_and_update().clone();
-    let s = Arc::clone(shared);
-    // The app's lock and the tray's store read: on the blocking pool.
-    let _ = tokio::task::spawn_blocking(move || s.sync_changed(&state)).await;
+    // The app's lock and the tray's store read: on the worker thread.
+    shared.on_worker(move |s| s.sync_changed(&state)).await;
 }

@@ -23,7 +23,9 @@ mod notify_server;
 mod startup;
 mod state;
 mod tray;
+mod webkit_env;
 mod window;
+mod worker;
 
 use std::sync::Arc;
 
@@ -41,6 +43,8 @@ fn system_zone() -> String {
 }
 
 fn main() {
+    // Before anything else (it may replace this process's image).
+    webkit_env::ensure();
     startup::begin();
     let db = state::db_path();
     let clock = state::clock();
@@ -70,7 +74,7 @@ fn main() {
         .plugin(tauri_plugin_dialog::init())
         .invoke_handler(handler!())
         .setup(move |a| {
-            let shared = Arc::new(Shared::new(app, clock, a.handle().clone()));
+            let shared = Arc::new(Shared::new(app, clock, a.handle().clone())?);
             a.manage(Arc::clone(&shared));
             if let Err(e) = tray::create(a.handle()) {
                 eprintln!(

@@ -1,7 +1,7 @@
 //! What every part of the shell shares: the [`App`] service behind a mutex,
 //! the clock, and the way to wake the engine. Store calls block, so IPC
-//! commands run them on tokio's blocking pool ([`Shared::call`]), never on
-//! an async worker or the GTK main thread.
+//! commands run them on the shell's one worker thread ([`Shared::call`],
+//! `worker.rs`), never on an async worker or the GTK main thread.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -35,6 +35,8 @@ pub struct Shared {
     pub snooze_override: Option<Duration>,
     /// The main window's life and what waits for its UI.
     pub windows: crate::window::Windows,
+    /// The thread that runs the store work (see `worker.rs`).
+    worker: crate::worker::Worker,
 }
 
 /// The database: `$KAIROS_DB`, else `$XDG_DATA_HOME/kairos/kairos.db`
@@ -60,9 +62,11 @@ pub fn clock() -> Arc<dyn Clock> {
 
 impl Shared {
     /// Wraps an opened service.
-    #[must_use]
-    pub fn new(app: App, clock: Arc<dyn Clock>, handle: AppHandle) -> Self {
-        Self {
+    ///
+    /// # Errors
+    /// The worker thread cannot be started.
+    pub fn new(app: App, clock: Arc<dyn Clock>, handle: AppHandle) -> std::io::Result<Self> {
+        Ok(Self {
             app: Mutex::new(app),
             policy: Mutex::new(DeliveryPolicy::default()),
             clock,
@@ -72,7 +76,8 @@ impl Shared {
                 .filter(|s| *s > 0)
                 .map(Duration::seconds),
             windows: crate::window::Windows::default(),
-        }
+            worker: crate::worker::Worker::start()?,
+        })
     }
 
     /// The service, locked. A panic while it was held cannot leave the
@@ -90,18 +95,27 @@ impl Shared {
         self.clock.now()
     }
 
-    /// Runs `f` on the blocking pool with the service and "now".
+    /// Runs `f` on the worker thread with the service and "now".
     pub async fn call<T: Send + 'static>(
         self: &Arc<Self>,
         f: impl FnOnce(&mut App, DateTime<Utc>) -> Result<T, ApiError> + Send + 'static,
     ) -> Result<T, ApiError> {
         let me = Arc::clone(self);
-        tauri::async_runtime::spawn_blocking(move || {
-            let now = me.now();
-            f(&mut me.lock(), now)
-        })
-        .await
-        .map_err(|e| ApiError::internal(format!("command failed: {e}")))?
+        self.worker
+            .run(move || {
+                let now = me.now();
+                f(&mut me.lock(), now)
+            })
+            .await?
+    }
+
+    /// Runs `f` with this `Shared` on the worker thread (store work outside
+    /// an IPC command: the refreshes after an engine event).
+    pub async fn on_worker(self: &Arc<Self>, f: impl FnOnce(&Arc<Self>) + Send + 'static) {
+        let me = Arc::clone(self);
+        if let Err(e) = self.worker.run(move || f(&me)).await {
+            eprintln!("kairos: {}", e.message);
+        }
     }
 
     /// The delivery policy in effect (a copy; never waits for the app).

@@ -33,6 +33,7 @@ pub mod caldav;
 mod caldav_edit;
 mod caldav_errors;
 mod calendars;
+mod chunks;
 mod convert;
 mod edit;
 mod error;

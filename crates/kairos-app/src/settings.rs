@@ -158,24 +158,32 @@ impl App {
         self.store.meta_set(FLOATING_ZONE, tz.name())?;
         let mut n = 0;
         for cal in self.store.calendars()? {
-            let parsed = self.read_calendar(cal.id.0, None)?;
+            // Only the floating series are kept, read a chunk at a time
+            // (chunks.rs): most calendars have none.
             let mut series: BTreeMap<String, Vec<Event>> = BTreeMap::new();
-            for ev in parsed.events {
-                series.entry(ev.uid.clone()).or_default().push(ev);
-            }
-            for (uid, comps) in series {
-                if comps.iter().any(|e| e.start.zone() == Zone::Floating) {
-                    replace_series(
-                        &mut self.store,
-                        &cal.name,
-                        &uid,
-                        &comps,
-                        now,
-                        self.horizon,
-                        tz,
-                    )?;
-                    n += 1;
+            self.for_each_chunk(cal.id.0, |parsed| {
+                let mut here: BTreeMap<&str, Vec<&Event>> = BTreeMap::new();
+                for ev in &parsed.events {
+                    here.entry(ev.uid.as_str()).or_default().push(ev);
                 }
+                for (uid, comps) in here {
+                    if comps.iter().any(|e| e.start.zone() == Zone::Floating) {
+                        series.insert(uid.to_owned(), comps.into_iter().cloned().collect());
+                    }
+                }
+                Ok(())
+            })?;
+            for (uid, comps) in series {
+                replace_series(
+                    &mut self.store,
+                    &cal.name,
+                    &uid,
+                    &comps,
+                    now,
+                    self.horizon,
+                    tz,
+                )?;
+                n += 1;
             }
         }
         self.store.meta_set(ZONE_PLANNED, tz.name())?;

@@ -60,70 +60,93 @@ impl App {
         let limits = Limits::default();
         let mut out = Vec::new();
         for cal in self.list_calendars()?.into_iter().filter(|c| c.visible) {
-            let parsed = self.read_calendar(cal.id, None)?;
-            let occ = kairos_core::query::occurrences(&parsed, f, t, tz, &limits)
-                .map_err(|e| ApiError::invalid(format!("calendar {:?}: {e}", cal.name)))?;
-            for o in occ {
-                let ev = o.event;
-                // A task shows at its due time, on its due day.
-                let (o_start, o_end) = match (&ev.todo, o.end) {
-                    (Some(_), Some(due)) => (due, None),
-                    (Some(_), None) => (o.start, None),
-                    (None, end) => (o.start, end),
-                };
-                let all_day = o_start.date.is_some();
-                let (start, end, day, long) = if let Some(d) = o_start.date {
-                    let last = o_end.and_then(|e| e.date).unwrap_or(d + Duration::days(1));
-                    let last = last.max(d + Duration::days(1));
-                    if last <= from.date() {
-                        continue;
-                    }
-                    (fmt_date(d), fmt_date(last), d, true)
-                } else {
-                    let s = wall_in(o_start.instant, tz);
-                    let e = o_end.map_or(s, |e| wall_in(e.instant, tz)).max(s);
-                    if e <= from && s < from {
-                        continue;
-                    }
-                    let next_midnight = (s.date() + Duration::days(1)).and_time(NaiveTime::MIN);
-                    (fmt_wall(s), fmt_wall(e), s.date(), e > next_midnight)
-                };
-                let slot = Slot {
-                    day: day.max(from.date()),
-                    long,
-                };
-                out.push((
-                    slot,
-                    OccurrenceView {
-                        event: EventRef {
-                            calendar_id: cal.id,
-                            uid: ev.uid.clone(),
-                            recurrence_id: o.recurrence_id.map(|m| {
-                                m.date.map_or_else(
-                                    || m.instant.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-                                    fmt_date,
-                                )
-                            }),
+            // A chunk of series at a time: the whole calendar decoded at
+            // once is the peak the process would keep (chunks.rs).
+            self.for_each_chunk(cal.id, |parsed| {
+                let occ = kairos_core::query::occurrences(parsed, f, t, tz, &limits)
+                    .map_err(|e| ApiError::invalid(format!("calendar {:?}: {e}", cal.name)))?;
+                for o in occ {
+                    let ev = o.event;
+                    // A task shows at its due time, on its due day.
+                    let (o_start, o_end) = match (&ev.todo, o.end) {
+                        (Some(_), Some(due)) => (due, None),
+                        (Some(_), None) => (o.start, None),
+                        (None, end) => (o.start, end),
+                    };
+                    let all_day = o_start.date.is_some();
+                    let (start, end, day, long) = if let Some(d) = o_start.date {
+                        let last = o_end.and_then(|e| e.date).unwrap_or(d + Duration::days(1));
+                        let last = last.max(d + Duration::days(1));
+                        if last <= from.date() {
+                            continue;
+                        }
+                        (fmt_date(d), fmt_date(last), d, true)
+                    } else {
+                        let s = wall_in(o_start.instant, tz);
+                        let e = o_end.map_or(s, |e| wall_in(e.instant, tz)).max(s);
+                        if e <= from && s < from {
+                            continue;
+                        }
+                        let next_midnight = (s.date() + Duration::days(1)).and_time(NaiveTime::MIN);
+                        (fmt_wall(s), fmt_wall(e), s.date(), e > next_midnight)
+                    };
+                    let slot = Slot {
+                        day: day.max(from.date()),
+                        long,
+                    };
+                    out.push((
+                        slot,
+                        OccurrenceView {
+                            event: EventRef {
+                                calendar_id: cal.id,
+                                uid: ev.uid.clone(),
+                                recurrence_id: o.recurrence_id.map(|m| {
+                                    m.date.map_or_else(
+                                        || {
+                                            m.instant
+                                                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                                        },
+                                        fmt_date,
+                                    )
+                                }),
+                            },
+                            title: ev.summary.clone().unwrap_or_else(|| "(no title)".into()),
+                            start,
+                            end,
+                            all_day,
+                            color: cal.color.clone(),
+                            location: ev.location.clone(),
+                            recurring: o.recurrence_id.is_some(),
+                            has_alarms: !ev.alarms.is_empty(),
+                            task: crate::task_edit::mark_of(ev),
                         },
-                        title: ev.summary.clone().unwrap_or_else(|| "(no title)".into()),
-                        start,
-                        end,
-                        all_day,
-                        color: cal.color.clone(),
-                        location: ev.location.clone(),
-                        recurring: o.recurrence_id.is_some(),
-                        has_alarms: !ev.alarms.is_empty(),
-                        task: crate::task_edit::mark_of(ev),
-                    },
-                ));
-            }
+                    ));
+                }
+                Ok(())
+            })?;
         }
         let (mut items, more) = match q.per_day {
             // Bounded to 1..=MAX_PER_DAY above, so the cast is lossless.
             Some(n) => cap_per_day(out, n as usize),
             None => (out.into_iter().map(|(_, o)| o).collect(), Vec::new()),
         };
-        items.sort_by(|a, b| a.start.cmp(&b.start).then_with(|| a.title.cmp(&b.title)));
+        // Identity last: the chunks' order must not show in the answer.
+        items.sort_by(|a, b| {
+            (
+                &a.start,
+                &a.title,
+                a.event.calendar_id,
+                &a.event.uid,
+                &a.event.recurrence_id,
+            )
+                .cmp(&(
+                    &b.start,
+                    &b.title,
+                    b.event.calendar_id,
+                    &b.event.uid,
+                    &b.event.recurrence_id,
+                ))
+        });
         Ok(Occurrences { items, more })
     }
 }

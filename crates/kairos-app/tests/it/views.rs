@@ -301,3 +301,86 @@ fn the_day_is_the_display_zone_day() {
     assert_eq!(o.items[0].start, "2026-03-11T00:30:00");
     assert_eq!(o.more, [more("2026-03-11", 1)]);
 }
+
+/// The window query reads a calendar a few hundred series at a time (to
+/// keep its memory peak small): a calendar far larger than a chunk, with
+/// series whose overrides sit next to chunk boundaries, answers exactly
+/// what the core finds in the whole file, in start order.
+#[test]
+fn a_calendar_larger_than_a_chunk_answers_like_the_whole_file() {
+    use std::fmt::Write as _;
+    let (mut a, d, _) = app("UTC", "2026-03-01T00:00:00Z");
+    let mut ics = String::from("BEGIN:VCALENDAR\r\nVERSION:2.0\r\n");
+    for i in 0..900 {
+        let day = 1 + i % 21;
+        let hour = i % 24;
+        if i % 3 == 0 {
+            // A weekly series, its second occurrence moved an hour later.
+            let _ = write!(
+                ics,
+                "BEGIN:VEVENT\r\nUID:s{i:04}\r\nDTSTART:202603{day:02}T{hour:02}0000Z\r\n\
+                 DURATION:PT30M\r\nRRULE:FREQ=WEEKLY;COUNT=5\r\nSUMMARY:Series {i}\r\nEND:VEVENT\r\n\
+                 BEGIN:VEVENT\r\nUID:s{i:04}\r\nRECURRENCE-ID:202603{d2:02}T{hour:02}0000Z\r\n\
+                 DTSTART:202603{d2:02}T{h2:02}3000Z\r\nDURATION:PT30M\r\nSUMMARY:Moved {i}\r\nEND:VEVENT\r\n",
+                d2 = day + 7,
+                h2 = hour.min(22),
+            );
+        } else {
+            let _ = write!(
+                ics,
+                "BEGIN:VEVENT\r\nUID:e{i:04}\r\nDTSTART:202603{day:02}T{hour:02}1500Z\r\n\
+                 DTEND:202603{day:02}T{hour:02}4500Z\r\nSUMMARY:Single {i}\r\nEND:VEVENT\r\n"
+            );
+        }
+    }
+    ics.push_str("END:VCALENDAR\r\n");
+    let src = d.path().join("big.ics");
+    std::fs::write(&src, &ics).expect("write");
+    a.import_ics(
+        &ImportIcs {
+            path: src.display().to_string(),
+            calendar: "Big".into(),
+        },
+        t("2026-03-01T00:00:00Z"),
+    )
+    .expect("import");
+    let whole = kairos_core::ics::parse_calendar(ics.as_bytes(), &kairos_core::Limits::default())
+        .expect("parse");
+    let (from, to) = (t("2026-03-01T00:00:00Z"), t("2026-04-12T00:00:00Z"));
+    let want = kairos_core::query::occurrences(
+        &whole,
+        from - chrono::Duration::days(14),
+        to,
+        chrono_tz::UTC,
+        &kairos_core::Limits::default(),
+    )
+    .expect("core");
+    let mut want: Vec<(String, String)> = want
+        .iter()
+        .filter(|o| o.start.instant >= from)
+        .map(|o| {
+            (
+                o.start.instant.format("%Y-%m-%dT%H:%M:%S").to_string(),
+                o.event.summary.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    want.sort();
+    let got = a
+        .occurrences(&RangeQuery {
+            from: "2026-03-01T00:00".into(),
+            to: "2026-04-12T00:00".into(),
+            per_day: None,
+        })
+        .expect("occurrences")
+        .items;
+    assert!(
+        got.windows(2).all(|w| w[0].start <= w[1].start),
+        "in start order"
+    );
+    let got: Vec<(String, String)> = got.into_iter().map(|o| (o.start, o.title)).collect();
+    // 600 singles and most of 300 series × 5 (a moved one not doubled).
+    assert!(got.len() > 1_900, "{}", got.len());
+    assert_eq!(got, want);
+    assert!(got.iter().any(|(_, t)| t == "Moved 897"));
+}

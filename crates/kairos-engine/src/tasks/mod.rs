@@ -172,56 +172,63 @@ pub fn open_tasks(
     let floating = crate::meta::database_zone(store, floating)?;
     let mut out = Vec::new();
     for c in store.calendars()? {
-        let cal = stored(store, c.id, &c.name)?;
-        for master in cal.events.iter().filter(|e| e.recurrence_id.is_none()) {
-            let Some(todo) = &master.todo else { continue };
-            let series = one_series(&cal, &master.uid);
-            let view = |due: Option<Moment>, occurrence: Option<String>, ev: &Event| {
-                let instant = due.map(|m| m.instant);
-                TaskView {
-                    calendar: c.name.clone(),
-                    uid: master.uid.clone(),
-                    summary: ev.summary.clone(),
-                    due: instant,
-                    due_date: due.and_then(|m| m.date),
-                    occurrence,
-                    priority: ev.todo.as_ref().and_then(|t| t.priority),
-                    percent: ev.todo.as_ref().and_then(|t| t.percent),
-                    // A task due on a date is overdue from the next day.
-                    overdue: match due {
-                        Some(Moment { date: Some(d), .. }) => {
-                            d < now.with_timezone(&floating).date_naive()
-                        }
-                        _ => instant.is_some_and(|d| d < now),
-                    },
-                }
-            };
-            if todo.is_undated() {
-                if !master.is_closed_task() {
-                    out.push(view(None, None, master));
-                }
-            } else if master.is_recurring() {
-                let cur =
-                    current(&series, now, floating).map_err(|source| EngineError::Calendar {
+        let rows = store.events_of(c.id)?;
+        // One series decoded at a time (rows come by UID): a whole calendar
+        // decoded at once is a peak of memory that the desktop app's
+        // thread keeps after the call (docs/benchmarks.md, "app memory").
+        for rows in rows.chunk_by(|a, b| a.uid == b.uid) {
+            let cal = crate::series::decode(rows, &c.name, &Limits::default())?;
+            for master in cal.events.iter().filter(|e| e.recurrence_id.is_none()) {
+                let Some(todo) = &master.todo else { continue };
+                let series = one_series(&cal, &master.uid);
+                let view = |due: Option<Moment>, occurrence: Option<String>, ev: &Event| {
+                    let instant = due.map(|m| m.instant);
+                    TaskView {
                         calendar: c.name.clone(),
                         uid: master.uid.clone(),
-                        source,
+                        summary: ev.summary.clone(),
+                        due: instant,
+                        due_date: due.and_then(|m| m.date),
+                        occurrence,
+                        priority: ev.todo.as_ref().and_then(|t| t.priority),
+                        percent: ev.todo.as_ref().and_then(|t| t.percent),
+                        // A task due on a date is overdue from the next day.
+                        overdue: match due {
+                            Some(Moment { date: Some(d), .. }) => {
+                                d < now.with_timezone(&floating).date_naive()
+                            }
+                            _ => instant.is_some_and(|d| d < now),
+                        },
+                    }
+                };
+                if todo.is_undated() {
+                    if !master.is_closed_task() {
+                        out.push(view(None, None, master));
+                    }
+                } else if master.is_recurring() {
+                    let cur = current(&series, now, floating).map_err(|source| {
+                        EngineError::Calendar {
+                            calendar: c.name.clone(),
+                            uid: master.uid.clone(),
+                            source,
+                        }
                     })?;
-                if let Some(o) = cur {
-                    let occ = o.recurrence_id.as_ref().unwrap_or(&o.start);
-                    out.push(view(Some(due_of(&o)), Some(occurrence_text(occ)), o.event));
+                    if let Some(o) = cur {
+                        let occ = o.recurrence_id.as_ref().unwrap_or(&o.start);
+                        out.push(view(Some(due_of(&o)), Some(occurrence_text(occ)), o.event));
+                    }
+                } else if !master.is_closed_task() {
+                    let o = kairos_core::query::occurrences(
+                        &series,
+                        DateTime::<Utc>::MIN_UTC,
+                        DateTime::<Utc>::MAX_UTC,
+                        floating,
+                        &Limits::default(),
+                    )
+                    .ok()
+                    .and_then(|v| v.first().map(due_of));
+                    out.push(view(o, None, master));
                 }
-            } else if !master.is_closed_task() {
-                let o = kairos_core::query::occurrences(
-                    &series,
-                    DateTime::<Utc>::MIN_UTC,
-                    DateTime::<Utc>::MAX_UTC,
-                    floating,
-                    &Limits::default(),
-                )
-                .ok()
-                .and_then(|v| v.first().map(due_of));
-                out.push(view(o, None, master));
             }
         }
     }
