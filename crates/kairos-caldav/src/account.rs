@@ -82,17 +82,7 @@ pub fn add(
     let id = store.write(|tx| tx.caldav_account_put(&account, when.now))?;
     let mut ids = Vec::new();
     for c in &found.calendars {
-        let row = CaldavCalendar {
-            id: 0,
-            account_id: id,
-            href: c.href.clone(),
-            name: c.name.clone(),
-            color: c.color.clone(),
-            components: c.components.join(","),
-            calendar_id: None,
-            sync_token: None,
-            synced_at: None,
-        };
+        let row = unlinked_row(id, c);
         let cid = store.write(|tx| tx.caldav_calendar_put(&row))?;
         if chosen.is_empty() || chosen.contains(&c.name) {
             ids.push(cid);
@@ -317,4 +307,20 @@ pub fn collection_uid(home: &str, user: &str, href: &str) -> String {
         )
     };
     crate::local::hash(&format!("caldav\n{user}\n{url}"))[..32].to_owned()
+}
+
+/// The stored row of a calendar discovered on the server: not linked to a
+/// Kairos calendar yet, never synced.
+pub(crate) fn unlinked_row(account_id: i64, c: &crate::discover::RemoteCalendar) -> CaldavCalendar {
+    CaldavCalendar {
+        id: 0,
+        account_id,
+        href: c.href.clone(),
+        name: c.name.clone(),
+        color: c.color.clone(),
+        components: c.components.join(","),
+        calendar_id: None,
+        sync_token: None,
+        synced_at: None,
+    }
 }

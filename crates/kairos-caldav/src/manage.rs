@@ -73,17 +73,7 @@ pub fn refresh(
             if !before.iter().any(|b| b.href == c.href) {
                 out.new.push(c.name.clone());
             }
-            tx.caldav_calendar_put(&CaldavCalendar {
-                id: 0,
-                account_id: account.id,
-                href: c.href.clone(),
-                name: c.name.clone(),
-                color: c.color.clone(),
-                components: c.components.join(","),
-                calendar_id: None,
-                sync_token: None,
-                synced_at: None,
-            })?;
+            tx.caldav_calendar_put(&crate::account::unlinked_row(account.id, c))?;
         }
         for b in &before {
             if found.calendars.iter().any(|c| c.href == b.href) {
