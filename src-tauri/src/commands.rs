@@ -7,19 +7,18 @@ use std::sync::Arc;
 
 use kairos_app::api::{
     ApiError, AppStatus, CaldavAccountView, CaldavAddRequest, CaldavDiscovery, CaldavLogin,
-    CalendarInfo, CalendarInput, DeleteEvent, DeviceView, EventDetail, EventDraft, EventRef,
-    ExportIcs, ImportIcs, ImportSummary, JoinRequest, MoveEvent, Occurrences, PairingCode, Pause,
-    RangeQuery, SaveEvent, Settings, ShownReminder, SnoozeRequest, SubscribeRequest,
-    SubscriptionView, SyncAccount, TaskItem, events,
+    CalendarInfo, CalendarInput, DeleteEvent, EventDetail, EventDraft, EventRef, ExportIcs,
+    ImportIcs, ImportSummary, MoveEvent, Occurrences, Pause, RangeQuery, SaveEvent, Settings,
+    ShownReminder, SnoozeRequest, SubscribeRequest, SubscriptionView, TaskItem, events,
 };
-use kairos_app::{CaldavAccounts, Feeds, SyncAccounts};
+use kairos_app::{CaldavAccounts, Feeds};
 use tauri::{Emitter, State};
 use tauri_plugin_autostart::ManagerExt;
 
 use crate::state::Shared;
 
 pub(crate) type S<'a> = State<'a, Arc<Shared>>;
-type R<T> = Result<T, ApiError>;
+pub(crate) type R<T> = Result<T, ApiError>;
 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn app_status(s: S<'_>) -> R<AppStatus> {
@@ -190,7 +189,7 @@ pub async fn ui_ready(s: S<'_>) -> R<()> {
 /// limits) on the blocking pool, with a handle that has its own store
 /// connection: the app's lock is held only to make the handle, so the UI
 /// stays usable meanwhile.
-async fn unlocked<H: 'static, T: Send + 'static>(
+pub(crate) async fn unlocked<H: 'static, T: Send + 'static>(
     s: &S<'_>,
     handle: fn(&kairos_app::App) -> H,
     f: impl FnOnce(&H, chrono::DateTime<chrono::Utc>) -> R<T> + Send + 'static,
@@ -203,50 +202,6 @@ async fn unlocked<H: 'static, T: Send + 'static>(
     })
     .await
     .map_err(|e| ApiError::internal(format!("command failed: {e}")))?
-}
-
-/// A Settings → Sync request (see [`unlocked`]).
-async fn sync_call<T: Send + 'static>(
-    s: &S<'_>,
-    f: impl FnOnce(&SyncAccounts, chrono::DateTime<chrono::Utc>) -> R<T> + Send + 'static,
-) -> R<T> {
-    unlocked(s, kairos_app::App::sync_accounts, f).await
-}
-
-#[tauri::command(rename_all = "snake_case")]
-pub async fn sync_account(s: S<'_>) -> R<SyncAccount> {
-    sync_call(&s, |a, _| a.account()).await
-}
-
-/// Joins; the host starts the live connection at once.
-#[tauri::command(rename_all = "snake_case")]
-pub async fn sync_join(s: S<'_>, request: JoinRequest) -> R<SyncAccount> {
-    let joined = sync_call(&s, move |a, now| a.join(&request, now)).await?;
-    s.wake.account_changed();
-    Ok(joined)
-}
-
-#[tauri::command(rename_all = "snake_case")]
-pub async fn sync_pair(s: S<'_>) -> R<PairingCode> {
-    sync_call(&s, |a, _| a.pair()).await
-}
-
-#[tauri::command(rename_all = "snake_case")]
-pub async fn sync_devices(s: S<'_>) -> R<Vec<DeviceView>> {
-    sync_call(&s, |a, _| a.devices()).await
-}
-
-#[tauri::command(rename_all = "snake_case")]
-pub async fn sync_revoke(s: S<'_>, device: String) -> R<()> {
-    sync_call(&s, move |a, _| a.revoke(&device)).await
-}
-
-/// Leaves; the host stops the live connection.
-#[tauri::command(rename_all = "snake_case")]
-pub async fn sync_leave(s: S<'_>, force: bool) -> R<SyncAccount> {
-    let left = sync_call(&s, move |a, _| a.leave(force)).await?;
-    s.wake.account_changed();
-    Ok(left)
 }
 
 /// A subscription request (see [`unlocked`]).
@@ -365,12 +320,12 @@ macro_rules! handler {
             commands::list_tasks,
             commands::complete_task,
             commands::ui_ready,
-            commands::sync_account,
-            commands::sync_join,
-            commands::sync_pair,
-            commands::sync_devices,
-            commands::sync_revoke,
-            commands::sync_leave,
+            sync_commands::sync_account,
+            sync_commands::sync_join,
+            sync_commands::sync_pair,
+            sync_commands::sync_devices,
+            sync_commands::sync_revoke,
+            sync_commands::sync_leave,
             commands::list_subscriptions,
             commands::add_subscription,
             commands::refresh_subscription,

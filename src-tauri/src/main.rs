@@ -22,6 +22,7 @@ mod notifier;
 mod notify_server;
 mod startup;
 mod state;
+mod sync_commands;
 mod tray;
 mod webkit_env;
 mod window;

@@ -38,6 +38,7 @@ mod convert;
 mod edit;
 mod error;
 pub mod feeds;
+mod files;
 mod history;
 mod policy;
 mod reminders;

@@ -11,7 +11,7 @@
 //!    installed **before** the lock is taken, because the lock file is what
 //!    tells those processes whom to notify and `SIGUSR1`'s default action
 //!    would kill a host still starting;
-//! 3. the per-database lock ([`InstanceLock`]): one host per database; a
+//! 3. the per-database lock ([`InstanceLock`](kairos_engine::daemon::InstanceLock)): one host per database; a
 //!    second is refused with the first one's PID;
 //! 4. the engine over its own store connection, with the host's channels;
 //! 5. on a paired database, the live sync connection on a thread of its own
@@ -48,18 +48,19 @@ use std::thread::JoinHandle;
 
 use kairos_engine::channel::Channel;
 use kairos_engine::clock::Clock;
-use kairos_engine::daemon::{InstanceLock, run_observed};
-use kairos_engine::engine::{
-    Config, Engine, EngineError, EngineEvent, Notice, NoticeSender, Stats,
-};
-use kairos_engine::platform::changed::Listener;
+use kairos_engine::engine::{Config, EngineError, EngineEvent, NoticeSender, Stats};
 use kairos_store::{Store, StoreError};
 pub use kairos_sync::{LinkState, Phase};
-use tokio::sync::{Notify, broadcast, oneshot, watch};
+use tokio::sync::{broadcast, oneshot, watch};
 
 mod caldav;
 mod feeds;
+mod run;
 mod sync;
+mod waker;
+
+use run::{EngineRun, join};
+pub use waker::Waker;
 
 /// What a host runs.
 pub struct Options {
@@ -124,45 +125,6 @@ pub struct Host {
     sync_state: watch::Receiver<LinkState>,
     /// Turns true when the engine thread ends (stopped or failed).
     ended: watch::Receiver<bool>,
-}
-
-/// What wakes the engine (it re-plans) and the sync connection (it pushes
-/// the outbox). Cheap to clone; made before the host starts.
-#[derive(Clone, Default)]
-pub struct Waker {
-    changed: Arc<Notify>,
-    outbox: Arc<Notify>,
-    /// The subscriptions' loop looks again (a new subscription).
-    feeds: Arc<Notify>,
-    /// The database joined or left a sync account (the live connection
-    /// starts or stops).
-    account: Arc<Notify>,
-    /// The CalDAV loop looks whether a change made here waits to be pushed.
-    caldav: Arc<Notify>,
-}
-
-impl Waker {
-    /// The database was changed by this process (an edit, an import, a
-    /// dismissal): re-plan and push now.
-    pub fn wake(&self) {
-        self.changed.notify_one();
-        self.outbox.notify_one();
-        self.feeds.notify_one();
-        self.caldav.notify_one();
-    }
-
-    /// This process joined or left a sync account on the database: the
-    /// host starts or stops its live connection (no restart needed).
-    pub fn account_changed(&self) {
-        self.account.notify_one();
-    }
-
-    /// The database was changed by someone else: [`Waker::wake`], and tell
-    /// subscribers ([`EngineEvent::Changed`]).
-    fn changed_elsewhere(&self, notices: &NoticeSender) {
-        let _ = notices.send(Notice::Announce(EngineEvent::Changed));
-        self.wake();
-    }
 }
 
 /// What the engine thread hands back once it holds the lock.
@@ -357,92 +319,5 @@ impl Drop for Host {
         if self.engine.is_some() {
             let _ = self.halt();
         }
-    }
-}
-
-fn join(engine: JoinHandle<Result<Stats, HostError>>) -> Result<Stats, HostError> {
-    engine.join().unwrap_or(Err(HostError::Gone))
-}
-
-/// Everything the engine thread owns.
-struct EngineRun {
-    db: PathBuf,
-    clock: Arc<dyn Clock>,
-    channels: Vec<Box<dyn Channel>>,
-    config: Config,
-    wake: Waker,
-    on_fired: Box<dyn FnMut(usize) + Send>,
-    on_locked: Option<OnLocked>,
-}
-
-impl EngineRun {
-    fn run(
-        mut self,
-        ready: &std::sync::mpsc::Sender<Result<Started, HostError>>,
-        stopped: oneshot::Receiver<()>,
-    ) -> Result<Stats, HostError> {
-        let prepared = self.prepare();
-        let (rt, signals, _lock, mut engine) = match prepared {
-            Ok(p) => p,
-            Err(e) => {
-                let _ = ready.send(Err(e));
-                return Err(HostError::Gone);
-            }
-        };
-        let _ = ready.send(Ok((engine.notices(), engine.subscribe())));
-        let notices = engine.notices();
-        let wake = self.wake.clone();
-        let (clock, changed, on_fired) = (self.clock, self.wake.changed, self.on_fired);
-        let engine_ref = &mut engine;
-        rt.block_on(async move {
-            if let Some(mut notices_in) = signals {
-                tokio::spawn(async move {
-                    while notices_in.recv().await.is_some() {
-                        wake.changed_elsewhere(&notices);
-                    }
-                });
-            }
-            let shutdown = async {
-                let _ = stopped.await;
-            };
-            run_observed(engine_ref, clock, changed, shutdown, on_fired).await
-        })?;
-        Ok(engine.stats)
-    }
-
-    /// Runtime, signal listener, lock, store and engine, in that order.
-    #[allow(clippy::type_complexity)]
-    fn prepare(
-        &mut self,
-    ) -> Result<
-        (
-            tokio::runtime::Runtime,
-            Option<Listener>,
-            InstanceLock,
-            Engine,
-        ),
-        HostError,
-    > {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        let signals = {
-            let _rt = rt.enter();
-            Listener::new()?
-        };
-        let lock = InstanceLock::acquire(&self.db).map_err(HostError::Locked)?;
-        let store = Store::open(&self.db)?;
-        if let Some(hook) = self.on_locked.take() {
-            hook(&store);
-        }
-        // The channels move into the engine: the thread owns both.
-        let channels = std::mem::take(&mut self.channels);
-        let engine = Engine::new(
-            store,
-            Arc::clone(&self.clock),
-            channels,
-            self.config.clone(),
-        );
-        Ok((rt, Some(signals), lock, engine))
     }
 }

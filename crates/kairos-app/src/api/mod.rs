@@ -15,8 +15,10 @@ use ts_rs::TS;
 
 mod caldav;
 mod calendars;
+mod error;
 mod feeds;
 mod history;
+mod reminders;
 mod sync;
 mod tasks;
 pub use caldav::{
@@ -24,96 +26,15 @@ pub use caldav::{
     CaldavLogin, CaldavProblem, RemoteCalendarView,
 };
 pub use calendars::{CalendarInfo, CalendarInput};
+pub use error::{ApiError, ErrorKind};
 pub use feeds::{FeedProblem, SubscribeRequest, SubscriptionView};
 pub use history::LostEdit;
+pub use reminders::{
+    AppStatus, NotifierState, Pause, QuietHours, Settings, ShownReminder, SnoozeRequest,
+    UpcomingReminder,
+};
 pub use sync::{DeviceView, JoinRequest, PairingCode, SyncAccount, SyncState, SyncStatus};
 pub use tasks::{TaskItem, TaskMark};
-
-/// An error as it crosses IPC: what kind, and a message for a person.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, thiserror::Error)]
-#[error("{message}")]
-pub struct ApiError {
-    /// What went wrong, for code to branch on.
-    pub kind: ErrorKind,
-    /// What went wrong and what to do, for a person.
-    pub message: String,
-}
-
-/// Classes of [`ApiError`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorKind {
-    /// The request itself is wrong (a field names what).
-    Invalid,
-    /// What the request names does not exist (any more).
-    NotFound,
-    /// The database is busy, full, read-only or damaged.
-    Store,
-    /// A file could not be read or written.
-    Io,
-    /// A bug or an unexpected state.
-    Internal,
-    /// Sync: the server URL is not `ws://HOST:PORT` / `wss://HOST:PORT`.
-    SyncBadUrl,
-    /// Sync: nothing answers at that address (wrong host or port, server
-    /// down, no network).
-    SyncUnreachable,
-    /// Sync: the server took the connection and did not answer in time.
-    SyncTimeout,
-    /// Sync: the server's TLS certificate is not trusted.
-    SyncTls,
-    /// Sync: something answered, but not a Kairos sync server.
-    SyncNotKairos,
-    /// Sync: a Kairos server of another protocol version.
-    SyncVersion,
-    /// Sync: no such pairing code.
-    SyncCodeWrong,
-    /// Sync: the pairing code was used already.
-    SyncCodeUsed,
-    /// Sync: the pairing code expired.
-    SyncCodeExpired,
-    /// Sync: this device was revoked (or its token is unknown).
-    SyncRevoked,
-    /// Sync: the database is not paired.
-    SyncNotPaired,
-    /// Sync: the database is paired already (leave first).
-    SyncAlreadyPaired,
-    /// Sync: the server refused for another reason (rate limit, its own
-    /// failure): the message says.
-    SyncServer,
-    /// Subscription: not an `http://`, `https://` or `webcal://` address.
-    FeedUrl,
-    /// Subscription: the server cannot be reached (name, connection, TLS).
-    FeedUnreachable,
-    /// Subscription: no complete answer in time.
-    FeedTimeout,
-    /// Subscription: the server answered with an error status (or
-    /// redirected in a loop).
-    FeedHttp,
-    /// Subscription: the feed is over the size limit.
-    FeedTooLarge,
-    /// Subscription: not a calendar (empty, a web page, unreadable).
-    FeedNotCalendar,
-    /// Subscription: the calendar named has events of its own.
-    FeedCalendarInUse,
-    /// CalDAV: the server refused the user name or password (401/403).
-    CaldavUnauthorized,
-    /// CalDAV: something answered, but nothing there speaks CalDAV.
-    CaldavNotCaldav,
-    /// CalDAV: nothing answers at that address (name, connection).
-    CaldavUnreachable,
-    /// CalDAV: the server's TLS certificate is not trusted.
-    CaldavTls,
-    /// CalDAV: the server took the connection and did not answer in time.
-    CaldavTimeout,
-    /// CalDAV: not a usable `http(s)://` URL, host or e-mail address.
-    CaldavBadUrl,
-    /// CalDAV: the password could not be kept in (or read from) the
-    /// secret store.
-    CaldavSecret,
-    /// CalDAV: the server answered a step with something unusable.
-    CaldavServer,
-}
 
 /// A reminder of an event, as the editor shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -352,127 +273,6 @@ pub struct ExportIcs {
     pub path: String,
     /// One calendar, or `null` for all.
     pub calendar_id: Option<i64>,
-}
-
-/// A reminder that fired and is not dismissed: the reminder window's rows.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-pub struct ShownReminder {
-    /// Instance key (for snooze/dismiss).
-    pub key: String,
-    /// The event it is about.
-    pub event: EventRef,
-    /// Summary.
-    pub title: String,
-    /// Location.
-    pub location: Option<String>,
-    /// Calendar colour.
-    pub color: String,
-    /// Occurrence start as the event wrote it (RFC 3339 with offset, or a date).
-    pub occurrence_start: String,
-    /// When it was due, instant.
-    pub trigger: String,
-    /// Fell due while Kairos was not running (shown later, as missed).
-    pub missed: bool,
-}
-
-/// A pending reminder (tray menu, status bar).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-pub struct UpcomingReminder {
-    /// Instance key.
-    pub key: String,
-    /// Summary.
-    pub title: String,
-    /// When it fires, instant.
-    pub trigger: String,
-}
-
-/// Snooze a shown reminder.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-pub struct SnoozeRequest {
-    /// Instance key.
-    pub key: String,
-    /// 1 – 10,080 (a week).
-    pub minutes: u32,
-}
-
-/// User settings (stored in the database).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-pub struct Settings {
-    /// `auto` (from the OS), `en` or `zh-CN`.
-    pub language: String,
-    /// `system`, `light` or `dark`.
-    pub theme: String,
-    /// Display zone (IANA); `null` follows the system.
-    pub time_zone: Option<String>,
-    /// 0 = Sunday, 1 = Monday.
-    pub week_start: u8,
-    /// Snooze choices offered, minutes (1–10,080, at most 12).
-    pub snooze_choices: Vec<u32>,
-    /// What the notification's Snooze button does, minutes.
-    pub default_snooze: u32,
-    /// No pop-ups in this daily window (`HH:MM`–`HH:MM`, local);
-    /// reminders still go to the reminder window.
-    pub quiet_hours: Option<QuietHours>,
-    /// Start Kairos when the user logs in.
-    pub start_at_login: bool,
-    /// Calendar new events go to.
-    pub default_calendar: Option<i64>,
-}
-
-/// A daily quiet window.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-pub struct QuietHours {
-    /// `HH:MM`.
-    pub start: String,
-    /// `HH:MM` (before `start` means the window crosses midnight).
-    pub end: String,
-}
-
-/// How reminders reach the person right now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum NotifierState {
-    /// OS notifications with Snooze/Dismiss buttons.
-    Actions,
-    /// OS notifications without buttons: the reminder window does the rest.
-    NoActions,
-    /// No notification service: the reminder window only.
-    Unavailable,
-}
-
-/// The status bar and tray.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-pub struct AppStatus {
-    /// Kairos version.
-    pub version: String,
-    /// Display zone in effect.
-    pub time_zone: String,
-    /// The system's zone.
-    pub system_time_zone: String,
-    /// Database file.
-    pub database: String,
-    /// OS notifications.
-    pub notifier: NotifierState,
-    /// Reminders paused (do-not-disturb) until this instant.
-    pub paused_until: Option<String>,
-    /// The next few pending reminders.
-    pub next: Vec<UpcomingReminder>,
-    /// Reminders fired and not yet dismissed.
-    pub shown: u32,
-    /// The sync connection.
-    pub sync: SyncStatus,
-}
-
-/// Pause pop-ups (do-not-disturb).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum Pause {
-    /// For one hour.
-    Hour,
-    /// Until 08:00 tomorrow (display zone).
-    UntilTomorrow,
-    /// Resume now.
-    Off,
 }
 
 /// Names of the events the shell emits to the UI (payloads in brackets).

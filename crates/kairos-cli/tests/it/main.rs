@@ -14,6 +14,7 @@ mod clock_jump;
 #[cfg(unix)]
 mod concurrent;
 mod daemon;
+mod daemon_runs;
 mod import;
 mod subscriptions;
 mod sync;
