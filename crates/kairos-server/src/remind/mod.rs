@@ -24,6 +24,7 @@ pub mod gate;
 pub mod metrics;
 mod pg;
 mod replica;
+mod send;
 pub mod serve;
 mod sqlite;
 pub mod webhook;
