@@ -100,6 +100,11 @@ struct Run<'a> {
     /// acknowledgements marked this sync: a 412 on their write re-applies
     /// the marks on the server's fresh copy instead of a conflict.
     ack_only: BTreeMap<String, reack::Marks>,
+    /// Series whose copy here is the server's as another device fetched
+    /// it, brought by Kairos sync while this calendar's CalDAV sync failed
+    /// (`kairos_engine::sync::caldav::taken`): re-fetched, never written
+    /// back as edits made here.
+    taken: BTreeSet<String>,
 }
 
 /// Syncs CalDAV calendar `cc` with its Kairos calendar (`apply.calendar`).
@@ -115,6 +120,13 @@ pub fn sync_calendar(
     apply: Apply<'_>,
 ) -> Result<SyncReport> {
     let sent_before = dav.requests();
+    let cal_uid = store
+        .calendars()?
+        .into_iter()
+        .find(|c| c.id == local_cal)
+        .map(|c| c.uid)
+        .unwrap_or_default();
+    let taken = kairos_engine::sync::caldav::taken(store, &cal_uid)?;
     let tracked = store
         .read(|r| r.caldav_objects(cc.id))?
         .into_iter()
@@ -132,8 +144,10 @@ pub fn sync_calendar(
         },
         retrying: false,
         ack_only: BTreeMap::new(),
+        taken: taken.keys().cloned().collect(),
     };
-    let listing = run.list_remote()?;
+    let mut listing = run.list_remote()?;
+    run.refetch_taken(&mut listing);
     run.report.method = listing.method;
     let before = local_series(store, local_cal)?;
     let mut handled = BTreeSet::new();
@@ -141,6 +155,7 @@ pub fn sync_calendar(
     run.mark_acks(store)?;
     run.push(store, &handled)?;
     store.write(|tx| tx.caldav_calendar_synced(cc.id, listing.token.as_deref(), apply.now))?;
+    kairos_engine::sync::caldav::taken_done(store, &cal_uid, &taken)?;
     run.report.requests = dav.requests() - sent_before;
     Ok(run.report)
 }
@@ -169,6 +184,16 @@ pub fn pending_here(store: &Store, cc: &CaldavCalendar, local: CalendarId) -> Re
 impl Run<'_> {
     pub(super) fn url(&self, href: &str) -> String {
         absolute(self.dav.base(), href)
+    }
+
+    /// Adds the objects of [`Run::taken`] series to what the pull fetches
+    /// (the server may hold a newer copy than the one brought here).
+    fn refetch_taken(&self, listing: &mut Listing) {
+        for o in self.tracked.values() {
+            if self.taken.contains(&o.uid) && !listing.changed.iter().any(|(h, _)| h == &o.href) {
+                listing.changed.push((o.href.clone(), o.etag.clone()));
+            }
+        }
     }
 
     pub(super) fn fetch(&mut self, hrefs: &[String]) -> Result<Vec<Fetched>> {
@@ -215,12 +240,15 @@ impl Run<'_> {
             // device without the link reached here over Kairos sync and the
             // server through another device. Nothing to apply, no conflict.
             let known = here.contains_key(&uid) && self.holds_all(store, &obj)?;
-            let edited_here = match (here.get(&uid), &base) {
-                (Some(l), Some(b)) => &l.hash != b,
-                (Some(_), None) => !known,
-                (None, Some(_)) => true,
-                (None, None) => false,
-            };
+            // A copy Kairos sync brought while CalDAV failed is the
+            // server's, maybe older: the server's copy now replaces it.
+            let edited_here = !self.taken.contains(&uid)
+                && match (here.get(&uid), &base) {
+                    (Some(l), Some(b)) => &l.hash != b,
+                    (Some(_), None) => !known,
+                    (None, Some(_)) => true,
+                    (None, None) => false,
+                };
             // Acknowledgements first: applying the server's version
             // re-plans from now, and a trigger already past is not planned
             // again (its reminder would be gone before it is matched).

@@ -24,6 +24,10 @@ impl Run<'_> {
             .cloned()
             .collect();
         for o in todo {
+            if self.taken.contains(&o.uid) {
+                // The server's copy (or gone there): nothing made here.
+                continue;
+            }
             match here.get(&o.uid) {
                 None => self.delete_there(store, &o)?,
                 Some(l) if l.hash != o.local_hash => self.put(store, &o.href, l, Some(&o.etag))?,
@@ -32,7 +36,7 @@ impl Run<'_> {
         }
         let known: BTreeSet<String> = self.tracked.values().map(|o| o.uid.clone()).collect();
         for l in here.values() {
-            if !known.contains(&l.uid) {
+            if !known.contains(&l.uid) && !self.taken.contains(&l.uid) {
                 self.create(store, l)?;
             }
         }

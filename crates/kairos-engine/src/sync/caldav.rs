@@ -21,11 +21,19 @@
 //! Architecture Invariant: this module knows the `caldav_calendars` link
 //! and the op's text; no HTTP (that is kairos-caldav's).
 
-use kairos_proto::Body;
-use kairos_store::{StoreError, Tx};
+use std::collections::BTreeMap;
 
-/// The first line of a series op's `ics` recorded by a device that links
-/// the calendar to CalDAV.
+use chrono::{DateTime, Duration, Utc};
+use chrono_tz::Tz;
+use kairos_core::model::{Calendar, Event};
+use kairos_proto::{Body, Hlc};
+use kairos_store::{CalendarId, Store, StoreError, Tx};
+
+use crate::error::EngineError;
+use crate::import::{ImportReport, Mode};
+
+/// The first line of a series op's `ics` whose content a device's CalDAV
+/// sync fetched from the server.
 pub const MARK: &str = "X-KAIROS-SOURCE:CALDAV";
 
 /// `meta` key (local, never synced): set, to the op's stamp, when a series
@@ -35,12 +43,31 @@ pub const MARK: &str = "X-KAIROS-SOURCE:CALDAV";
 /// clears it ([`fetch_done`]).
 pub const FETCH_DUE: &str = "caldav.fetch_due";
 
+/// `meta` key prefix (local, never synced), + the Kairos calendar's uid:
+/// present while the calendar's last CalDAV sync attempt failed (the value
+/// is when). See [`sync_attempted`].
+const FAILING: &str = "caldav.failing.";
+
+/// `meta` key prefix (local), + the Kairos calendar's uid: JSON object
+/// `{series UID: op stamp}` of the marked ops whose content was applied
+/// here while the calendar's CalDAV sync was failing ([`taken`]).
+const TAKEN: &str = "caldav.taken.";
+
+/// Where a series change recorded for sync comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// Made here: an edit, an import, a synced op's consequences.
+    Here,
+    /// Fetched from the CalDAV server by this device's CalDAV sync.
+    Fetched,
+}
+
 /// Clears [`FETCH_DUE`] if it still holds `seen` (a later op's mark stays
 /// for the next sync).
 ///
 /// # Errors
 /// Store failures.
-pub fn fetch_done(store: &mut kairos_store::Store, seen: &str) -> Result<(), StoreError> {
+pub fn fetch_done(store: &mut Store, seen: &str) -> Result<(), StoreError> {
     store.write(|tx| {
         if tx.meta_get(FETCH_DUE)?.as_deref() == Some(seen) {
             tx.meta_delete(FETCH_DUE)?;
@@ -60,10 +87,104 @@ pub fn linked(tx: &Tx<'_>, cal_uid: &str) -> Result<bool, StoreError> {
     }
 }
 
-/// `body`, marked when it is a series put of a calendar linked here.
-pub(crate) fn mark(tx: &Tx<'_>, body: Body) -> Result<Body, StoreError> {
+/// Records how the CalDAV sync attempt of Kairos calendar `cal` ended:
+/// `ok` false (it failed) turns the fallback on, true turns it off. While
+/// it is on, marked ops of the calendar are applied here in full (nothing
+/// waits for a CalDAV sync that does not come), and each is remembered
+/// ([`taken`]) so the recovering sync does not take it for an edit here.
+///
+/// # Errors
+/// Store failures.
+pub fn sync_attempted(
+    store: &mut Store,
+    cal: CalendarId,
+    ok: bool,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let Some(c) = store.calendars()?.into_iter().find(|c| c.id == cal) else {
+        return Ok(());
+    };
+    let key = format!("{FAILING}{}", c.uid);
+    store.write(|tx| {
+        if ok {
+            tx.meta_delete(&key)
+        } else {
+            tx.meta_set(&key, &now.to_rfc3339())
+        }
+    })
+}
+
+/// Whether the last CalDAV sync attempt of calendar `cal_uid` failed.
+fn failing(tx: &Tx<'_>, cal_uid: &str) -> Result<bool, StoreError> {
+    Ok(tx.meta_get(&format!("{FAILING}{cal_uid}"))?.is_some())
+}
+
+fn read_taken(text: Option<String>) -> BTreeMap<String, String> {
+    text.and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default()
+}
+
+/// Series of calendar `cal_uid` whose content here is a copy of the
+/// server's that came over Kairos sync while CalDAV failed (by UID, with
+/// the op's stamp), and that nothing changed since: the series' register
+/// still holds that stamp. The CalDAV sync must not write them back as
+/// edits made here (the server's copy may be newer): it re-fetches them.
+/// A series edited here since is not listed (that edit is written back).
+///
+/// # Errors
+/// Store failures.
+pub fn taken(store: &Store, cal_uid: &str) -> Result<BTreeMap<String, String>, StoreError> {
+    store.read(|r| {
+        let all = read_taken(r.meta_get(&format!("{TAKEN}{cal_uid}"))?);
+        let mut out = BTreeMap::new();
+        for (uid, stamp) in all {
+            let reg = r.register(&format!("series/{cal_uid}/{uid}"))?;
+            if reg.is_some_and(|g| g.hlc == stamp) {
+                out.insert(uid, stamp);
+            }
+        }
+        Ok(out)
+    })
+}
+
+/// Forgets the [`taken`] entries a completed CalDAV sync handled: all those
+/// read before it, unless a later op replaced one meanwhile.
+///
+/// # Errors
+/// Store failures.
+pub fn taken_done(
+    store: &mut Store,
+    cal_uid: &str,
+    before: &BTreeMap<String, String>,
+) -> Result<(), StoreError> {
+    let key = format!("{TAKEN}{cal_uid}");
+    store.write(|tx| {
+        let mut all = read_taken(tx.meta_get(&key)?);
+        let mut keep = BTreeMap::new();
+        for (uid, stamp) in std::mem::take(&mut all) {
+            // Handled by the sync, or stale (the series changed since: its
+            // register never comes back to this stamp).
+            let reg = tx.register(&format!("series/{cal_uid}/{uid}"))?;
+            if before.get(&uid) != Some(&stamp) && reg.is_some_and(|g| g.hlc == stamp) {
+                keep.insert(uid, stamp);
+            }
+        }
+        let all = keep;
+        if all.is_empty() {
+            tx.meta_delete(&key)
+        } else {
+            tx.meta_set(&key, &serde_json::to_string(&all).unwrap_or_default())
+        }
+    })
+}
+
+/// `body`, marked when its content was fetched from the CalDAV server of a
+/// calendar linked here.
+pub(crate) fn mark(tx: &Tx<'_>, body: Body, origin: Origin) -> Result<Body, StoreError> {
     match body {
-        Body::SeriesPut { calendar, uid, ics } if !is_marked(&ics) && linked(tx, &calendar)? => {
+        Body::SeriesPut { calendar, uid, ics }
+            if origin == Origin::Fetched && !is_marked(&ics) && linked(tx, &calendar)? =>
+        {
             Ok(Body::SeriesPut {
                 ics: format!("{MARK}\r\n{ics}"),
                 calendar,
@@ -74,7 +195,7 @@ pub(crate) fn mark(tx: &Tx<'_>, body: Body) -> Result<Body, StoreError> {
     }
 }
 
-/// Whether a series op's text was recorded by a device with a CalDAV link.
+/// Whether a series op's text was fetched from a CalDAV server.
 #[must_use]
 pub fn is_marked(ics: &str) -> bool {
     ics.strip_prefix(MARK)
@@ -82,12 +203,72 @@ pub fn is_marked(ics: &str) -> bool {
 }
 
 /// Whether `body`'s content is left to this device's own CalDAV sync: a
-/// marked series put of a calendar linked here.
-pub(crate) fn left_to_caldav(tx: &Tx<'_>, body: &Body) -> Result<bool, StoreError> {
-    match body {
-        Body::SeriesPut { calendar, ics, .. } if is_marked(ics) => linked(tx, calendar),
-        _ => Ok(false),
+/// marked series put of a calendar linked here whose CalDAV sync works.
+/// When it does not ([`sync_attempted`]), the content is applied and the
+/// op remembered ([`taken`]).
+pub(crate) fn left_to_caldav(tx: &Tx<'_>, body: &Body, stamp: &Hlc) -> Result<bool, StoreError> {
+    let Body::SeriesPut {
+        calendar, uid, ics, ..
+    } = body
+    else {
+        return Ok(false);
+    };
+    if !is_marked(ics) || !linked(tx, calendar)? {
+        return Ok(false);
     }
+    if !failing(tx, calendar)? {
+        return Ok(true);
+    }
+    let key = format!("{TAKEN}{calendar}");
+    let mut all = read_taken(tx.meta_get(&key)?);
+    all.insert(uid.clone(), stamp.to_string());
+    tx.meta_set(&key, &serde_json::to_string(&all).unwrap_or_default())?;
+    Ok(false)
+}
+
+/// [`crate::import::import`] of objects fetched from the CalDAV server: the
+/// ops recorded are marked.
+///
+/// # Errors
+/// As [`crate::import::import`].
+pub fn import_fetched(
+    store: &mut Store,
+    name: &str,
+    cal: &Calendar,
+    now: DateTime<Utc>,
+    horizon: Duration,
+    floating: Tz,
+) -> Result<ImportReport, EngineError> {
+    let at = crate::import::At {
+        now,
+        horizon,
+        floating,
+        origin: Origin::Fetched,
+    };
+    crate::import::import_at(store, name, cal, Mode::Merge, at)
+}
+
+/// [`crate::import::replace_series`] of a series fetched from the CalDAV
+/// server (or deleted there): the op recorded is marked.
+///
+/// # Errors
+/// As [`crate::import::replace_series`].
+pub fn replace_fetched(
+    store: &mut Store,
+    name: &str,
+    uid: &str,
+    comps: &[Event],
+    now: DateTime<Utc>,
+    horizon: Duration,
+    floating: Tz,
+) -> Result<ImportReport, EngineError> {
+    let at = crate::import::At {
+        now,
+        horizon,
+        floating,
+        origin: Origin::Fetched,
+    };
+    crate::import::replace_at(store, name, uid, comps, at).map(|(r, _)| r)
 }
 
 #[cfg(test)]

@@ -113,12 +113,22 @@ pub(crate) fn clock_of(tx: &Tx<'_>, device: &str) -> Result<HlcClock, StoreError
 /// the outbox, the entity's register (or the reminder's ack record) moved
 /// to its stamp. Does nothing on a database that never joined an account,
 /// nor for a series of a subscribed calendar (every device fetches the
-/// feed itself: [`feed`]). A series of a calendar linked to CalDAV here is
-/// marked as such ([`caldav`]). Returns the op.
+/// feed itself: [`feed`]). Returns the op.
 ///
 /// # Errors
 /// Store failures.
 pub fn record(tx: &Tx<'_>, body: Body, now: DateTime<Utc>) -> Result<Option<Op>, StoreError> {
+    record_as(tx, body, now, caldav::Origin::Here)
+}
+
+/// [`record`] of a change from `origin`: a series fetched from the CalDAV
+/// server of a calendar linked here is marked ([`caldav`]).
+pub(crate) fn record_as(
+    tx: &Tx<'_>,
+    body: Body,
+    now: DateTime<Utc>,
+    origin: caldav::Origin,
+) -> Result<Option<Op>, StoreError> {
     let Some(device) = tx.meta_get(keys::DEVICE)? else {
         return Ok(None);
     };
@@ -127,7 +137,7 @@ pub fn record(tx: &Tx<'_>, body: Body, now: DateTime<Utc>) -> Result<Option<Op>,
     {
         return Ok(None);
     }
-    let body = caldav::mark(tx, body)?;
+    let body = caldav::mark(tx, body, origin)?;
     let mut clock = clock_of(tx, &device)?;
     let hlc = clock.issue(u64::try_from(now.timestamp_millis()).unwrap_or(0));
     tx.meta_set(keys::HLC, &hlc.to_string())?;
