@@ -122,3 +122,44 @@ fn a_linked_device_whose_caldav_sync_fails_takes_changes_from_kairos_sync_once()
     }
     assert_eq!(agree(&a, &b, &c)[0].1, t0() + Duration::minutes(195));
 }
+
+#[test]
+fn a_late_deletion_from_a_skewed_clock_does_not_delete_what_the_server_holds_again() {
+    let (rad, _kx, mut a, mut b, mut c) = three_devices();
+    // A's clock runs an hour ahead. The stand-up is deleted on the server;
+    // A fetches the deletion (stamped 09:01) but has not told the account.
+    at(&[&b, &c], 1);
+    a.set_now(t0() + Duration::minutes(61));
+    rad.delete(PATH);
+    assert_eq!(a.caldav().deleted_here, 1);
+    // Another client puts it back, moved to 12:00; B fetches that (08:02).
+    at(&[&b, &c], 2);
+    rad.put(
+        PATH,
+        &event(UID, "20260301T120000Z", "Stand-up", "20260301T080200Z"),
+    );
+    assert_eq!(b.caldav().changed_here, 1);
+    b.exchange();
+    // A's deletion wins over B's copy in Kairos sync (the later stamp).
+    a.exchange();
+    b.exchange();
+    // B leaves a deletion fetched from the server to its own CalDAV sync,
+    // which finds the series there: B keeps it and deletes nothing.
+    let rb = b.caldav();
+    assert_eq!(
+        (rb.deleted_there, rb.deleted_here, rb.written_there),
+        (0, 0, 0),
+        "{rb:?}"
+    );
+    assert_eq!(rad.get(PATH).status, 200, "the series is on the server");
+    assert_eq!(b.pending(UID).len(), 1, "B keeps it");
+    // A's CalDAV sync brings it back to A, and Kairos sync to C.
+    a.set_now(t0() + Duration::minutes(63));
+    assert_eq!(a.caldav().changed_here, 1);
+    a.exchange();
+    b.exchange();
+    c.exchange();
+    assert_eq!(agree(&a, &b, &c)[0].1, t0() + Duration::minutes(225));
+    let there = rad.get(PATH).body;
+    assert!(there.contains("DTSTART:20260301T120000Z"), "{there}");
+}

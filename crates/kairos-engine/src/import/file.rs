@@ -189,6 +189,7 @@ pub(crate) fn import_at(
             let body = Body::SeriesDelete {
                 calendar: cal_uid.clone(),
                 uid: uid.to_owned(),
+                caldav: false,
             };
             record_as(tx, body, now, origin)?;
         }

@@ -80,6 +80,7 @@ pub(crate) fn replace_at(
             Body::SeriesDelete {
                 calendar: cal_uid.clone(),
                 uid: uid.to_owned(),
+                caldav: false,
             }
         } else {
             let stored = tx.series_events(cal_id, uid)?;

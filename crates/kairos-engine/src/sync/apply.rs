@@ -196,7 +196,7 @@ impl Ctx<'_, '_> {
                 Ok(comps) if !comps.is_empty() => (calendar, uid, comps),
                 _ => return Ok(false),
             },
-            Body::SeriesDelete { calendar, uid } => (calendar, uid, Vec::new()),
+            Body::SeriesDelete { calendar, uid, .. } => (calendar, uid, Vec::new()),
             _ => return Ok(false),
         };
         let Some(cal) = self.tx.calendar_by_uid(calendar)? else {
@@ -278,7 +278,7 @@ impl Ctx<'_, '_> {
                 };
                 return self.write(calendar, uid, &comps);
             }
-            Body::SeriesDelete { calendar, uid } => {
+            Body::SeriesDelete { calendar, uid, .. } => {
                 if tx.calendar_by_uid(calendar)?.is_some() {
                     return self.write(calendar, uid, &[]);
                 }

@@ -178,8 +178,8 @@ pub fn taken_done(
     })
 }
 
-/// `body`, marked when its content was fetched from the CalDAV server of a
-/// calendar linked here.
+/// `body`, marked when its content (or its deletion) was fetched from the
+/// CalDAV server of a calendar linked here.
 pub(crate) fn mark(tx: &Tx<'_>, body: Body, origin: Origin) -> Result<Body, StoreError> {
     match body {
         Body::SeriesPut { calendar, uid, ics }
@@ -191,6 +191,15 @@ pub(crate) fn mark(tx: &Tx<'_>, body: Body, origin: Origin) -> Result<Body, Stor
                 uid,
             })
         }
+        Body::SeriesDelete {
+            calendar,
+            uid,
+            caldav: false,
+        } if origin == Origin::Fetched && linked(tx, &calendar)? => Ok(Body::SeriesDelete {
+            calendar,
+            uid,
+            caldav: true,
+        }),
         other => Ok(other),
     }
 }
@@ -203,17 +212,21 @@ pub fn is_marked(ics: &str) -> bool {
 }
 
 /// Whether `body`'s content is left to this device's own CalDAV sync: a
-/// marked series put of a calendar linked here whose CalDAV sync works.
+/// marked series put or delete of a calendar linked here whose CalDAV sync
+/// works.
 /// When it does not ([`sync_attempted`]), the content is applied and the
 /// op remembered ([`taken`]).
 pub(crate) fn left_to_caldav(tx: &Tx<'_>, body: &Body, stamp: &Hlc) -> Result<bool, StoreError> {
-    let Body::SeriesPut {
-        calendar, uid, ics, ..
-    } = body
-    else {
-        return Ok(false);
+    let (calendar, uid) = match body {
+        Body::SeriesPut { calendar, uid, ics } if is_marked(ics) => (calendar, uid),
+        Body::SeriesDelete {
+            calendar,
+            uid,
+            caldav: true,
+        } => (calendar, uid),
+        _ => return Ok(false),
     };
-    if !is_marked(ics) || !linked(tx, calendar)? {
+    if !linked(tx, calendar)? {
         return Ok(false);
     }
     if !failing(tx, calendar)? {

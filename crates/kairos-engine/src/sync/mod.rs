@@ -98,7 +98,9 @@ pub(crate) fn register_of(body: &Body) -> Option<(String, bool)> {
         Body::CalendarWork { calendar, .. } => Some((format!("work/{calendar}"), false)),
         Body::CalendarFeed { calendar, .. } => Some((format!("feed/{calendar}"), false)),
         Body::SeriesPut { calendar, uid, .. } => Some((format!("series/{calendar}/{uid}"), false)),
-        Body::SeriesDelete { calendar, uid } => Some((format!("series/{calendar}/{uid}"), true)),
+        Body::SeriesDelete { calendar, uid, .. } => {
+            Some((format!("series/{calendar}/{uid}"), true))
+        }
         Body::ReminderDismiss { .. } | Body::ReminderSnooze { .. } => None,
     }
 }
