@@ -1,25 +1,44 @@
-//! Kairos sync and CalDAV together (issue #19 §2: "nothing is applied
-//! twice and keys agree on every device").
+//! Kairos sync and CalDAV together (issue #19: "nothing is applied twice,
+//! nothing is lost, keys agree on every device").
 //!
 //! The rule: **a device that links a calendar to a CalDAV collection takes
-//! that calendar's series from the CalDAV server, and from Kairos sync
-//! only what no CalDAV link put on the server.** A series op recorded by a
-//! device that links the calendar carries [`MARK`] as the first line of
-//! its `ics` (a `VCALENDAR`-level property: every reader, older peers and
-//! the server's replica too, reads it as a calendar property and ignores
-//! it). A device that links the calendar itself applies such an op's
-//! register (so its clock, cursor and later ops' `base` agree with the
-//! account) but not its content: that content is, or will be, on the
-//! server, and this device's own CalDAV sync brings it. An unmarked op (an
-//! edit made on a device without the link) is applied as usual, and the
-//! linked device writes it back to the server. A device without the link
-//! applies every op.
+//! from the CalDAV server what came from the server, and from Kairos sync
+//! everything else.** A series op whose content a device's CalDAV sync
+//! fetched (written by [`import_fetched`] / [`replace_fetched`]: the pull,
+//! a conflict the server won) carries [`MARK`] as the first line of its
+//! `ics` (a `VCALENDAR`-level property: every reader, older peers and the
+//! server's replica too, reads it as a calendar property and ignores it);
+//! a deletion fetched from the server carries `"caldav": true` (a field
+//! added within v1; older peers and servers ignore or drop it, and then the
+//! deletion is applied everywhere, as before). A device that links the
+//! calendar itself applies such an op's register (so its clock, cursor and
+//! later ops' `base` agree with the account) but not its content: that
+//! content is on the server, and this device's own CalDAV sync brings it
+//! ([`FETCH_DUE`]). So a late op never overwrites a newer server copy, nor
+//! deletes an object re-created on the server since (a deletion stamped by
+//! a clock running ahead).
 //!
-//! Deletions carry no text, so they carry no mark: they are applied
-//! everywhere, which is harmless (deleting what is gone changes nothing).
+//! Everything made in Kairos is unmarked, on a linked device too: an edit,
+//! an import into a linked calendar, RFC 9074 marks of a dismissal. Every
+//! device applies it and each linked device writes it to the server (the
+//! first write wins, the others find the server holds it), so an edit whose
+//! own device never wrote it (a `PUT` refused, the device closed first)
+//! still reaches the server and every device.
 //!
-//! Architecture Invariant: this module knows the `caldav_calendars` link
-//! and the op's text; no HTTP (that is kairos-caldav's).
+//! Fallback: while a calendar's last CalDAV sync attempt failed
+//! ([`sync_attempted`], recorded by kairos-caldav for every attempt),
+//! marked ops are applied in full here, and each is remembered with its
+//! stamp ([`taken`]). When CalDAV works again, the sync re-fetches those
+//! series and takes the server's copy (identical: nothing is written; newer:
+//! it replaces the one Kairos sync brought) and never writes one back as an
+//! edit made here. A series edited here since (its register moved past the
+//! op's stamp) is an edit like any other.
+//!
+//! Any device: an op whose series is already held exactly (or a delete of
+//! one not held) writes nothing and logs no lost edit.
+//!
+//! Architecture Invariant: this module knows the `caldav_calendars` link,
+//! its own `meta` keys and the op's text; no HTTP (that is kairos-caldav's).
 
 use std::collections::BTreeMap;
 
