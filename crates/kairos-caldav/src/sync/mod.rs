@@ -13,10 +13,18 @@
 //!    unless the only change here is RFC 9074 acknowledgements and snoozes
 //!    (then they are re-applied on the fresh copy: [`reack`]).
 //! 4. The new ETags, hashes and token are recorded.
+//!
+//! Series Kairos sync brought while this calendar's CalDAV sync failed
+//! (`kairos_engine::sync::caldav::taken`) are fetched again in step 2 and
+//! take the server's copy; step 3 never writes them back nor deletes them
+//! there. Whether the sync succeeded is recorded per calendar by
+//! [`crate::account`] (`sync_attempted`).
 
 mod list;
 mod reack;
 mod write;
+
+pub use write::pending_here;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -160,40 +168,9 @@ pub fn sync_calendar(
     Ok(run.report)
 }
 
-/// Whether calendar `cc` (synced into `local`) holds a change made here
-/// since its last sync: a series edited, deleted or new.
-///
-/// # Errors
-/// The database.
-pub fn pending_here(store: &Store, cc: &CaldavCalendar, local: CalendarId) -> Result<bool> {
-    let tracked = store.read(|r| r.caldav_objects(cc.id))?;
-    let here = local_series(store, local)?;
-    if !crate::acks_out::pending(store, local, &here)?.is_empty() {
-        return Ok(true);
-    }
-    let mut known = BTreeSet::new();
-    for o in tracked.iter().filter(|o| !o.uid.is_empty()) {
-        known.insert(o.uid.as_str());
-        if here.get(&o.uid).is_none_or(|l| l.hash != o.local_hash) {
-            return Ok(true);
-        }
-    }
-    Ok(here.keys().any(|u| !known.contains(u.as_str())))
-}
-
 impl Run<'_> {
     pub(super) fn url(&self, href: &str) -> String {
         absolute(self.dav.base(), href)
-    }
-
-    /// Adds the objects of [`Run::taken`] series to what the pull fetches
-    /// (the server may hold a newer copy than the one brought here).
-    fn refetch_taken(&self, listing: &mut Listing) {
-        for o in self.tracked.values() {
-            if self.taken.contains(&o.uid) && !listing.changed.iter().any(|(h, _)| h == &o.href) {
-                listing.changed.push((o.href.clone(), o.etag.clone()));
-            }
-        }
     }
 
     pub(super) fn fetch(&mut self, hrefs: &[String]) -> Result<Vec<Fetched>> {

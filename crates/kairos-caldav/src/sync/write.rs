@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use http::StatusCode;
-use kairos_store::{CaldavObject, Store};
+use kairos_store::{CaldavCalendar, CaldavObject, CalendarId, Store};
 use libdav::dav::{Delete, PutResource};
 
 use super::{CALENDAR_TYPE, Run};
@@ -12,6 +12,27 @@ use crate::dav::DavFailure;
 use crate::error::{CaldavError, Result};
 use crate::local::{LocalSeries, RemoteObject, local_series};
 use crate::plan::{Winner, object_name};
+
+/// Whether calendar `cc` (synced into `local`) holds a change made here
+/// since its last sync: a series edited, deleted or new.
+///
+/// # Errors
+/// The database.
+pub fn pending_here(store: &Store, cc: &CaldavCalendar, local: CalendarId) -> Result<bool> {
+    let tracked = store.read(|r| r.caldav_objects(cc.id))?;
+    let here = local_series(store, local)?;
+    if !crate::acks_out::pending(store, local, &here)?.is_empty() {
+        return Ok(true);
+    }
+    let mut known = BTreeSet::new();
+    for o in tracked.iter().filter(|o| !o.uid.is_empty()) {
+        known.insert(o.uid.as_str());
+        if here.get(&o.uid).is_none_or(|l| l.hash != o.local_hash) {
+            return Ok(true);
+        }
+    }
+    Ok(here.keys().any(|u| !known.contains(u.as_str())))
+}
 
 impl Run<'_> {
     /// Step 3: edits, deletions and new series made here, written back.
