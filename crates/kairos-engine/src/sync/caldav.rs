@@ -23,7 +23,9 @@
 //! device applies it and each linked device writes it to the server (the
 //! first write wins, the others find the server holds it), so an edit whose
 //! own device never wrote it (a `PUT` refused, the device closed first)
-//! still reaches the server and every device.
+//! still reaches the server and every device. (One exception: joining an
+//! account, a device's series of a linked calendar are marked, as its copy
+//! of the server's: a stale copy is never written back over a newer one.)
 //!
 //! Fallback: while a calendar's last CalDAV sync attempt failed
 //! ([`sync_attempted`], recorded by kairos-caldav for every attempt),

@@ -230,7 +230,12 @@ pub fn join(store: &mut Store, id: &Identity, now: DateTime<Utc>) -> Result<usiz
                     uid: uid.to_owned(),
                     ics,
                 };
-                n += usize::from(record(tx, body, now)?.is_some());
+                // As before the CalDAV rule changed: a joining device's
+                // copy of a linked calendar is taken for the server's (a
+                // stale copy must not be written back over a newer one by
+                // the devices already in the account).
+                let origin = caldav::Origin::Fetched;
+                n += usize::from(record_as(tx, body, now, origin)?.is_some());
             }
         }
         n += feed::record_all(tx, now)?;
