@@ -237,13 +237,23 @@ fn sync_calendars(
     when: When,
 ) -> Result<Vec<SyncReport>> {
     let mut reports = Vec::new();
-    let password = password_of(secrets, account)?;
-    let dav = Dav::new(
-        parse_url(&account.home)?,
-        &account.username,
-        &password,
-        account.ca_pem.as_deref(),
-    )?;
+    let dav = password_of(secrets, account).and_then(|password| {
+        Dav::new(
+            parse_url(&account.home)?,
+            &account.username,
+            &password,
+            account.ca_pem.as_deref(),
+        )
+    });
+    let dav = match dav {
+        Ok(d) => d,
+        Err(e) => {
+            for local in wanted.iter().filter_map(|c| c.calendar_id) {
+                attempted(store, local, false, when)?;
+            }
+            return Err(e);
+        }
+    };
     for cc in wanted {
         let local = match cc.calendar_id {
             Some(id) => id,
@@ -263,9 +273,19 @@ fn sync_calendars(
             horizon: when.horizon,
             floating: when.floating,
         };
-        reports.push(sync_calendar(store, &dav, &cc, local, apply)?);
+        let r = sync_calendar(store, &dav, &cc, local, apply);
+        attempted(store, local, r.is_ok(), when)?;
+        reports.push(r?);
     }
     Ok(reports)
+}
+
+/// Tells the engine how a calendar's sync attempt ended: while it fails,
+/// Kairos sync brings the calendar's changes in full
+/// (`kairos_engine::sync::caldav::sync_attempted`).
+fn attempted(store: &mut Store, local: CalendarId, ok: bool, when: When) -> Result<()> {
+    kairos_engine::sync::caldav::sync_attempted(store, local, ok, when.now)?;
+    Ok(())
 }
 
 /// Removes the account at `url` (or the only one, when `url` is `None`):

@@ -147,7 +147,9 @@ pub struct Apply<'a> {
 }
 
 impl Apply<'_> {
-    /// Stores series new to this calendar in one import (one transaction).
+    /// Stores series new to this calendar, fetched from the server, in one
+    /// import (one transaction); their sync ops are marked as fetched
+    /// (`kairos_engine::sync::caldav`).
     ///
     /// # Errors
     /// Store or engine failures.
@@ -160,7 +162,7 @@ impl Apply<'_> {
             events: series.into_iter().flatten().collect(),
             extra: Vec::new(),
         };
-        kairos_engine::import::import(
+        kairos_engine::sync::caldav::import_fetched(
             store,
             self.calendar,
             &cal,
@@ -184,11 +186,31 @@ impl Apply<'_> {
         )?)
     }
 
-    /// Replaces series `uid` with `comps` (empty: deletes it).
+    /// Replaces series `uid` with `comps` (empty: deletes it): the
+    /// server's version, fetched (its sync op is marked as such).
     ///
     /// # Errors
     /// Store or engine failures.
     pub fn replace(&self, store: &mut Store, uid: &str, comps: &[Event]) -> Result<()> {
+        kairos_engine::sync::caldav::replace_fetched(
+            store,
+            self.calendar,
+            uid,
+            comps,
+            self.now,
+            self.horizon,
+            self.floating,
+        )?;
+        Ok(())
+    }
+
+    /// Replaces series `uid` with `comps` made here (RFC 9074 marks of
+    /// dismissals and snoozes made in Kairos, not yet on the server): an
+    /// edit like any other, applied by every device.
+    ///
+    /// # Errors
+    /// Store or engine failures.
+    pub fn edit(&self, store: &mut Store, uid: &str, comps: &[Event]) -> Result<()> {
         kairos_engine::import::replace_series(
             store,
             self.calendar,

@@ -64,6 +64,12 @@ pub enum Body {
         calendar: String,
         /// The event UID.
         uid: String,
+        /// The deletion was fetched from a CalDAV server by a device that
+        /// links the calendar (`"caldav": true`; absent, false, for one
+        /// made in Kairos): a device that links the calendar too leaves it
+        /// to its own CalDAV sync. Added within v1: older peers ignore it.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        caldav: bool,
     },
     /// A calendar's working time, an account setting (protocol feature
     /// [`crate::FEATURE_WORK`]): its working week and whether it is a
@@ -137,7 +143,7 @@ impl Body {
             }
             Self::CalendarWork { calendar, .. } => format!("work/{calendar}"),
             Self::CalendarFeed { calendar, .. } => format!("feed/{calendar}"),
-            Self::SeriesPut { calendar, uid, .. } | Self::SeriesDelete { calendar, uid } => {
+            Self::SeriesPut { calendar, uid, .. } | Self::SeriesDelete { calendar, uid, .. } => {
                 format!("series/{calendar}/{uid}")
             }
             Self::ReminderDismiss { key } | Self::ReminderSnooze { key, .. } => {
@@ -249,7 +255,7 @@ impl Body {
                 }
                 Ok(())
             }
-            Self::SeriesDelete { calendar, uid } => {
+            Self::SeriesDelete { calendar, uid, .. } => {
                 check_id("calendar", calendar)?;
                 check_id("uid", uid)
             }

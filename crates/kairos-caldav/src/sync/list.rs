@@ -11,6 +11,16 @@ use crate::dav::DavFailure;
 use crate::error::Result;
 
 impl Run<'_> {
+    /// Adds the objects of [`Run::taken`] series to what the pull fetches
+    /// (the server may hold a newer copy than the one brought here).
+    pub(super) fn refetch_taken(&self, listing: &mut Listing) {
+        for o in self.tracked.values() {
+            if self.taken.contains(&o.uid) && !listing.changed.iter().any(|(h, _)| h == &o.href) {
+                listing.changed.push((o.href.clone(), o.etag.clone()));
+            }
+        }
+    }
+
     pub(super) fn list_remote(&self) -> Result<Listing> {
         let href = self.cc.href.as_str();
         let mut token = self.cc.sync_token.as_deref();

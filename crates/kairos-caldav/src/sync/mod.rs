@@ -13,10 +13,18 @@
 //!    unless the only change here is RFC 9074 acknowledgements and snoozes
 //!    (then they are re-applied on the fresh copy: [`reack`]).
 //! 4. The new ETags, hashes and token are recorded.
+//!
+//! Series Kairos sync brought while this calendar's CalDAV sync failed
+//! (`kairos_engine::sync::caldav::taken`) are fetched again in step 2 and
+//! take the server's copy; step 3 never writes them back nor deletes them
+//! there. Whether the sync succeeded is recorded per calendar by
+//! [`crate::account`] (`sync_attempted`).
 
 mod list;
 mod reack;
 mod write;
+
+pub use write::pending_here;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -100,6 +108,11 @@ struct Run<'a> {
     /// acknowledgements marked this sync: a 412 on their write re-applies
     /// the marks on the server's fresh copy instead of a conflict.
     ack_only: BTreeMap<String, reack::Marks>,
+    /// Series whose copy here is the server's as another device fetched
+    /// it, brought by Kairos sync while this calendar's CalDAV sync failed
+    /// (`kairos_engine::sync::caldav::taken`): re-fetched, never written
+    /// back as edits made here.
+    taken: BTreeSet<String>,
 }
 
 /// Syncs CalDAV calendar `cc` with its Kairos calendar (`apply.calendar`).
@@ -115,6 +128,13 @@ pub fn sync_calendar(
     apply: Apply<'_>,
 ) -> Result<SyncReport> {
     let sent_before = dav.requests();
+    let cal_uid = store
+        .calendars()?
+        .into_iter()
+        .find(|c| c.id == local_cal)
+        .map(|c| c.uid)
+        .unwrap_or_default();
+    let taken = kairos_engine::sync::caldav::taken(store, &cal_uid)?;
     let tracked = store
         .read(|r| r.caldav_objects(cc.id))?
         .into_iter()
@@ -132,8 +152,10 @@ pub fn sync_calendar(
         },
         retrying: false,
         ack_only: BTreeMap::new(),
+        taken: taken.keys().cloned().collect(),
     };
-    let listing = run.list_remote()?;
+    let mut listing = run.list_remote()?;
+    run.refetch_taken(&mut listing);
     run.report.method = listing.method;
     let before = local_series(store, local_cal)?;
     let mut handled = BTreeSet::new();
@@ -141,29 +163,9 @@ pub fn sync_calendar(
     run.mark_acks(store)?;
     run.push(store, &handled)?;
     store.write(|tx| tx.caldav_calendar_synced(cc.id, listing.token.as_deref(), apply.now))?;
+    kairos_engine::sync::caldav::taken_done(store, &cal_uid, &taken)?;
     run.report.requests = dav.requests() - sent_before;
     Ok(run.report)
-}
-
-/// Whether calendar `cc` (synced into `local`) holds a change made here
-/// since its last sync: a series edited, deleted or new.
-///
-/// # Errors
-/// The database.
-pub fn pending_here(store: &Store, cc: &CaldavCalendar, local: CalendarId) -> Result<bool> {
-    let tracked = store.read(|r| r.caldav_objects(cc.id))?;
-    let here = local_series(store, local)?;
-    if !crate::acks_out::pending(store, local, &here)?.is_empty() {
-        return Ok(true);
-    }
-    let mut known = BTreeSet::new();
-    for o in tracked.iter().filter(|o| !o.uid.is_empty()) {
-        known.insert(o.uid.as_str());
-        if here.get(&o.uid).is_none_or(|l| l.hash != o.local_hash) {
-            return Ok(true);
-        }
-    }
-    Ok(here.keys().any(|u| !known.contains(u.as_str())))
 }
 
 impl Run<'_> {
@@ -215,12 +217,15 @@ impl Run<'_> {
             // device without the link reached here over Kairos sync and the
             // server through another device. Nothing to apply, no conflict.
             let known = here.contains_key(&uid) && self.holds_all(store, &obj)?;
-            let edited_here = match (here.get(&uid), &base) {
-                (Some(l), Some(b)) => &l.hash != b,
-                (Some(_), None) => !known,
-                (None, Some(_)) => true,
-                (None, None) => false,
-            };
+            // A copy Kairos sync brought while CalDAV failed is the
+            // server's, maybe older: the server's copy now replaces it.
+            let edited_here = !self.taken.contains(&uid)
+                && match (here.get(&uid), &base) {
+                    (Some(l), Some(b)) => &l.hash != b,
+                    (Some(_), None) => !known,
+                    (None, Some(_)) => true,
+                    (None, None) => false,
+                };
             // Acknowledgements first: applying the server's version
             // re-plans from now, and a trigger already past is not planned
             // again (its reminder would be gone before it is matched).

@@ -87,7 +87,7 @@ impl Run<'_> {
                 .values()
                 .any(|o| o.uid == uid && o.local_hash == l.hash);
             if let Some(comps) = ms.onto(&l.text, &uid) {
-                self.apply.replace(store, &uid, &comps)?;
+                self.apply.edit(store, &uid, &comps)?;
             }
             if unchanged {
                 self.ack_only.insert(uid, ms);
@@ -120,7 +120,7 @@ impl Run<'_> {
             let Some(comps) = marks.onto(&f.data, uid) else {
                 return Ok(()); // Another series now: the next sync sorts it out.
             };
-            self.apply.replace(store, uid, &comps)?;
+            self.apply.edit(store, uid, &comps)?;
             self.report.changed_here += 1;
             let Some(l) = local_series(store, self.local_cal)?.remove(uid) else {
                 return Ok(());

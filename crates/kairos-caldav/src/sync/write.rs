@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use http::StatusCode;
-use kairos_store::{CaldavObject, Store};
+use kairos_store::{CaldavCalendar, CaldavObject, CalendarId, Store};
 use libdav::dav::{Delete, PutResource};
 
 use super::{CALENDAR_TYPE, Run};
@@ -12,6 +12,27 @@ use crate::dav::DavFailure;
 use crate::error::{CaldavError, Result};
 use crate::local::{LocalSeries, RemoteObject, local_series};
 use crate::plan::{Winner, object_name};
+
+/// Whether calendar `cc` (synced into `local`) holds a change made here
+/// since its last sync: a series edited, deleted or new.
+///
+/// # Errors
+/// The database.
+pub fn pending_here(store: &Store, cc: &CaldavCalendar, local: CalendarId) -> Result<bool> {
+    let tracked = store.read(|r| r.caldav_objects(cc.id))?;
+    let here = local_series(store, local)?;
+    if !crate::acks_out::pending(store, local, &here)?.is_empty() {
+        return Ok(true);
+    }
+    let mut known = BTreeSet::new();
+    for o in tracked.iter().filter(|o| !o.uid.is_empty()) {
+        known.insert(o.uid.as_str());
+        if here.get(&o.uid).is_none_or(|l| l.hash != o.local_hash) {
+            return Ok(true);
+        }
+    }
+    Ok(here.keys().any(|u| !known.contains(u.as_str())))
+}
 
 impl Run<'_> {
     /// Step 3: edits, deletions and new series made here, written back.
@@ -24,6 +45,10 @@ impl Run<'_> {
             .cloned()
             .collect();
         for o in todo {
+            if self.taken.contains(&o.uid) {
+                // The server's copy (or gone there): nothing made here.
+                continue;
+            }
             match here.get(&o.uid) {
                 None => self.delete_there(store, &o)?,
                 Some(l) if l.hash != o.local_hash => self.put(store, &o.href, l, Some(&o.etag))?,
@@ -32,7 +57,7 @@ impl Run<'_> {
         }
         let known: BTreeSet<String> = self.tracked.values().map(|o| o.uid.clone()).collect();
         for l in here.values() {
-            if !known.contains(&l.uid) {
+            if !known.contains(&l.uid) && !self.taken.contains(&l.uid) {
                 self.create(store, l)?;
             }
         }

@@ -174,12 +174,55 @@ impl Dev {
         account::add(&mut self.store, &self.secrets, &login, &[], w).unwrap();
     }
 
+    /// A device of alice on a fresh database, joined to the account with
+    /// `code` as `name`, caught up.
+    pub(crate) fn joined(kx: &Kx, code: &str, name: &str) -> Self {
+        let mut d = Self::new();
+        d.join(kx, code, name);
+        d.exchange();
+        d
+    }
+
     /// `kairos caldav sync` (the one calendar).
     pub(crate) fn caldav(&mut self) -> SyncReport {
-        let w = when(self.now());
-        let mut r = account::sync(&mut self.store, &self.secrets, None, w).unwrap();
+        let mut r = self.try_caldav().unwrap();
         assert_eq!(r.len(), 1);
         r.remove(0)
+    }
+
+    /// `kairos caldav sync`, which may fail.
+    pub(crate) fn try_caldav(&mut self) -> kairos_caldav::Result<Vec<SyncReport>> {
+        let w = when(self.now());
+        account::sync(&mut self.store, &self.secrets, None, w)
+    }
+
+    /// The CalDAV account's password as this device's secret store keeps
+    /// it (`kairos caldav edit --password-stdin` without the check).
+    pub(crate) fn set_password(&self, password: &str) {
+        use kairos_caldav::secret::SecretStore;
+        let a = self.store.read(|r| r.caldav_accounts()).unwrap();
+        self.secrets.set(&a[0].secret_ref, password).unwrap();
+    }
+
+    /// An edit of the series in `ics` made in Kairos on this device (the
+    /// app's editor): "Work" series replaced.
+    pub(crate) fn edit(&mut self, uid: &str, ics: &str) {
+        let (cal, _) = kairos_core::ics::parse_calendar_lenient(
+            ics.as_bytes(),
+            &kairos_core::Limits::default(),
+        )
+        .unwrap();
+        let now = self.now();
+        kairos_engine::import::replace_series(
+            &mut self.store,
+            "Work",
+            uid,
+            &cal.events,
+            now,
+            Duration::hours(48),
+            chrono_tz::UTC,
+        )
+        .unwrap();
     }
 
     fn work(&self) -> kairos_store::Calendar {

@@ -10,6 +10,7 @@ mod devices;
 mod errors;
 mod kx;
 mod linked;
+mod linked_more;
 mod manage;
 mod relay;
 mod server;

@@ -11,11 +11,12 @@ use kairos_core::model::{Calendar, Event};
 use kairos_proto::Body;
 use kairos_store::{Form, Store, StoredEvent};
 
-use super::{ImportReport, MATERIALISED_UNTIL, Target, calendar_named, finish, put_series};
+use super::{At, ImportReport, MATERIALISED_UNTIL, Target, calendar_named, finish, put_series};
 use crate::error::EngineError;
 use crate::materialise::{CalendarLabel, fingerprint};
 use crate::series::{encode, rid_key, settle};
-use crate::sync::record;
+use crate::sync::caldav::Origin;
+use crate::sync::record_as;
 
 /// What an import does with what the calendar already holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -68,6 +69,29 @@ pub fn import_with(
     horizon: Duration,
     floating: Tz,
 ) -> Result<ImportReport, EngineError> {
+    let at = At {
+        now,
+        horizon,
+        floating,
+        origin: Origin::Here,
+    };
+    import_at(store, name, cal, mode, at)
+}
+
+/// [`import_with`], its changes recorded as coming from `at.origin`.
+pub(crate) fn import_at(
+    store: &mut Store,
+    name: &str,
+    cal: &Calendar,
+    mode: Mode,
+    at: At,
+) -> Result<ImportReport, EngineError> {
+    let At {
+        now,
+        horizon,
+        floating,
+        origin,
+    } = at;
     // Rows still in the text form of schema 8 (no engine host has run
     // since the upgrade) would never compare equal to the file's typed
     // components: every series would count as changed and be re-planned
@@ -159,14 +183,15 @@ pub fn import_with(
                 uid: uid.to_owned(),
                 ics,
             };
-            record(tx, body, now)?;
+            record_as(tx, body, now, origin)?;
         }
         for uid in gone {
             let body = Body::SeriesDelete {
                 calendar: cal_uid.clone(),
                 uid: uid.to_owned(),
+                caldav: false,
             };
-            record(tx, body, now)?;
+            record_as(tx, body, now, origin)?;
         }
         Ok(())
     })?;

@@ -26,10 +26,10 @@ use crate::sync::{acks, record};
 
 mod file;
 mod replace;
-pub(crate) use file::holds_in;
 pub use file::{Mode, holds, import, import_with};
-pub(crate) use replace::replace;
+pub(crate) use file::{holds_in, import_at};
 pub use replace::replace_series;
+pub(crate) use replace::{replace, replace_at};
 
 /// What an import changed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -45,6 +45,20 @@ pub struct ImportReport {
     /// Series deleted because the file no longer has them
     /// ([`Mode::Replace`] only).
     pub deleted: usize,
+}
+
+/// When and how a change is written, and where it came from (what its
+/// sync op says: [`crate::sync::caldav`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct At {
+    /// Now.
+    pub now: DateTime<Utc>,
+    /// The engine's horizon.
+    pub horizon: Duration,
+    /// The zone for floating times.
+    pub floating: Tz,
+    /// A change made here or one fetched from a CalDAV server.
+    pub origin: crate::sync::caldav::Origin,
 }
 
 /// Where a series is written and how its reminders are planned.

@@ -5,11 +5,12 @@ use chrono_tz::Tz;
 use kairos_core::model::Event;
 use kairos_proto::Body;
 
-use super::{ImportReport, Target, calendar_named, write_series};
+use super::{At, ImportReport, Target, calendar_named, write_series};
 use crate::channel::Withdrawal;
 use crate::error::EngineError;
 use crate::materialise::CalendarLabel;
-use crate::sync::record;
+use crate::sync::caldav::Origin;
+use crate::sync::record_as;
 use kairos_store::Store;
 
 /// Replaces every component (master and overrides) of series `uid` in
@@ -42,6 +43,30 @@ pub(crate) fn replace(
     horizon: Duration,
     floating: Tz,
 ) -> Result<(ImportReport, Vec<Withdrawal>), EngineError> {
+    let at = At {
+        now,
+        horizon,
+        floating,
+        origin: Origin::Here,
+    };
+    replace_at(store, name, uid, comps, at)
+}
+
+/// [`replace_series`]'s work, its change recorded as coming from
+/// `at.origin`.
+pub(crate) fn replace_at(
+    store: &mut Store,
+    name: &str,
+    uid: &str,
+    comps: &[Event],
+    at: At,
+) -> Result<(ImportReport, Vec<Withdrawal>), EngineError> {
+    let At {
+        now,
+        horizon,
+        floating,
+        origin,
+    } = at;
     let (cal_id, cal_uid) = calendar_named(store, name, now)?;
     let label = CalendarLabel {
         uid: &cal_uid,
@@ -55,6 +80,7 @@ pub(crate) fn replace(
             Body::SeriesDelete {
                 calendar: cal_uid.clone(),
                 uid: uid.to_owned(),
+                caldav: false,
             }
         } else {
             let stored = tx.series_events(cal_id, uid)?;
@@ -64,7 +90,7 @@ pub(crate) fn replace(
                 ics: crate::series::wire_text(stored.iter(), name)?,
             }
         };
-        record(tx, body, now)?;
+        record_as(tx, body, now, origin)?;
         Ok(done)
     })?;
     let report = ImportReport {

@@ -36,9 +36,10 @@ pub struct Applied {
     pub withdrawals: Vec<Withdrawal>,
     /// Acknowledgements that changed a reminder's state here.
     pub acknowledged: Vec<EngineEvent>,
-    /// Series ops of calendars linked to CalDAV here, made by a device
-    /// that links them too: their registers moved, their content is left
-    /// to this device's own CalDAV sync ([`super::caldav`]). Counted in
+    /// Series ops of calendars linked to CalDAV here whose content another
+    /// device fetched from the CalDAV server: their registers moved, their
+    /// content is left to this device's own CalDAV sync
+    /// ([`super::caldav`]; not while that sync fails). Counted in
     /// `applied`.
     pub left_to_caldav: usize,
 }
@@ -175,7 +176,7 @@ impl Ctx<'_, '_> {
                     deleted,
                     op.base.as_ref().map(ToString::to_string).as_deref(),
                 )?;
-                if super::caldav::left_to_caldav(self.tx, body)? {
+                if super::caldav::left_to_caldav(self.tx, body, &op.hlc)? {
                     out.left_to_caldav += 1;
                     self.tx
                         .meta_set(super::caldav::FETCH_DUE, &op.hlc.to_string())?;
@@ -195,7 +196,7 @@ impl Ctx<'_, '_> {
                 Ok(comps) if !comps.is_empty() => (calendar, uid, comps),
                 _ => return Ok(false),
             },
-            Body::SeriesDelete { calendar, uid } => (calendar, uid, Vec::new()),
+            Body::SeriesDelete { calendar, uid, .. } => (calendar, uid, Vec::new()),
             _ => return Ok(false),
         };
         let Some(cal) = self.tx.calendar_by_uid(calendar)? else {
@@ -277,7 +278,7 @@ impl Ctx<'_, '_> {
                 };
                 return self.write(calendar, uid, &comps);
             }
-            Body::SeriesDelete { calendar, uid } => {
+            Body::SeriesDelete { calendar, uid, .. } => {
                 if tx.calendar_by_uid(calendar)?.is_some() {
                     return self.write(calendar, uid, &[]);
                 }

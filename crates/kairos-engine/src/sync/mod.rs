@@ -98,7 +98,9 @@ pub(crate) fn register_of(body: &Body) -> Option<(String, bool)> {
         Body::CalendarWork { calendar, .. } => Some((format!("work/{calendar}"), false)),
         Body::CalendarFeed { calendar, .. } => Some((format!("feed/{calendar}"), false)),
         Body::SeriesPut { calendar, uid, .. } => Some((format!("series/{calendar}/{uid}"), false)),
-        Body::SeriesDelete { calendar, uid } => Some((format!("series/{calendar}/{uid}"), true)),
+        Body::SeriesDelete { calendar, uid, .. } => {
+            Some((format!("series/{calendar}/{uid}"), true))
+        }
         Body::ReminderDismiss { .. } | Body::ReminderSnooze { .. } => None,
     }
 }
@@ -113,12 +115,22 @@ pub(crate) fn clock_of(tx: &Tx<'_>, device: &str) -> Result<HlcClock, StoreError
 /// the outbox, the entity's register (or the reminder's ack record) moved
 /// to its stamp. Does nothing on a database that never joined an account,
 /// nor for a series of a subscribed calendar (every device fetches the
-/// feed itself: [`feed`]). A series of a calendar linked to CalDAV here is
-/// marked as such ([`caldav`]). Returns the op.
+/// feed itself: [`feed`]). Returns the op.
 ///
 /// # Errors
 /// Store failures.
 pub fn record(tx: &Tx<'_>, body: Body, now: DateTime<Utc>) -> Result<Option<Op>, StoreError> {
+    record_as(tx, body, now, caldav::Origin::Here)
+}
+
+/// [`record`] of a change from `origin`: a series fetched from the CalDAV
+/// server of a calendar linked here is marked ([`caldav`]).
+pub(crate) fn record_as(
+    tx: &Tx<'_>,
+    body: Body,
+    now: DateTime<Utc>,
+    origin: caldav::Origin,
+) -> Result<Option<Op>, StoreError> {
     let Some(device) = tx.meta_get(keys::DEVICE)? else {
         return Ok(None);
     };
@@ -127,7 +139,7 @@ pub fn record(tx: &Tx<'_>, body: Body, now: DateTime<Utc>) -> Result<Option<Op>,
     {
         return Ok(None);
     }
-    let body = caldav::mark(tx, body)?;
+    let body = caldav::mark(tx, body, origin)?;
     let mut clock = clock_of(tx, &device)?;
     let hlc = clock.issue(u64::try_from(now.timestamp_millis()).unwrap_or(0));
     tx.meta_set(keys::HLC, &hlc.to_string())?;
@@ -218,7 +230,12 @@ pub fn join(store: &mut Store, id: &Identity, now: DateTime<Utc>) -> Result<usiz
                     uid: uid.to_owned(),
                     ics,
                 };
-                n += usize::from(record(tx, body, now)?.is_some());
+                // As before the CalDAV rule changed: a joining device's
+                // copy of a linked calendar is taken for the server's (a
+                // stale copy must not be written back over a newer one by
+                // the devices already in the account).
+                let origin = caldav::Origin::Fetched;
+                n += usize::from(record_as(tx, body, now, origin)?.is_some());
             }
         }
         n += feed::record_all(tx, now)?;

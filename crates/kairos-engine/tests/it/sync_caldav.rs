@@ -1,7 +1,7 @@
 //! Kairos sync and CalDAV together, the engine's side (no network; the
 //! real servers are in kairos-caldav's `linked` and kairos-host's
-//! `caldav_linked` tests): a series op recorded for a calendar linked to
-//! CalDAV is marked; a device that links the calendar too leaves its
+//! `caldav_linked` tests): a series op whose content a device's CalDAV
+//! sync fetched is marked, an edit made in Kairos is not; a device that links the calendar too leaves its
 //! content to its own CalDAV sync (register moved, fetch due), a device
 //! without the link applies it; an edit from a device without the link is
 //! applied everywhere; the same content arriving twice writes once and is
@@ -9,7 +9,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 use kairos_engine::import::replace_series;
-use kairos_engine::sync::caldav::{FETCH_DUE, is_marked};
+use kairos_engine::sync::caldav::{FETCH_DUE, is_marked, replace_fetched, sync_attempted, taken};
 use kairos_proto::{Body, Op};
 use kairos_store::{CaldavAccount, CaldavCalendar, Store};
 
@@ -49,6 +49,21 @@ fn edit(s: &mut Store, start: &str) {
         chrono_tz::UTC,
     )
     .expect("edit");
+}
+
+/// What a CalDAV sync writes: the server's version of `m`, fetched.
+fn fetched(s: &mut Store, start: &str) {
+    let c = cal(&event(start));
+    replace_fetched(
+        s,
+        "work",
+        "m",
+        &c.events,
+        now(),
+        Duration::hours(H),
+        chrono_tz::UTC,
+    )
+    .expect("fetched");
 }
 
 /// What `kairos caldav add` stores: the account and "work" linked.
@@ -141,10 +156,20 @@ fn a_linked_devices_series_op_is_left_to_the_other_linked_devices_caldav_sync() 
     apply(&mut c, &first);
     link(&mut a);
     link(&mut b);
-    let before = triggers(&b);
 
+    // A (linked) edits in Kairos: not marked (every device applies it).
+    edit(&mut a, "20260601T103000Z");
+    let local = drain(&mut a);
+    assert!(
+        series_ics(&local).iter().all(|i| !is_marked(i)),
+        "{local:?}"
+    );
+    let r = apply(&mut b, &local);
+    assert_eq!((r.applied, r.left_to_caldav), (1, 0));
+    apply(&mut c, &local);
+    let before = triggers(&b);
     // A (linked) writes what its CalDAV sync fetched: marked.
-    edit(&mut a, "20260601T110000Z");
+    fetched(&mut a, "20260601T110000Z");
     let fetched = drain(&mut a);
     assert!(
         series_ics(&fetched).iter().all(|i| is_marked(i)),
@@ -197,4 +222,40 @@ fn the_same_version_from_two_devices_is_written_once_and_is_no_conflict() {
     apply(&mut b, &from_a);
     assert_eq!((lost_edits(&a), lost_edits(&b)), (0, 0));
     assert_eq!(triggers(&a), triggers(&b));
+}
+
+#[test]
+fn while_caldav_fails_a_marked_op_is_applied_and_remembered_until_edited_here() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let (mut a, mut b) = (device(dir.path(), "a"), device(dir.path(), "b"));
+    edit(&mut a, "20260601T100000Z");
+    apply(&mut b, &drain(&mut a));
+    link(&mut a);
+    link(&mut b);
+    let work = b
+        .calendars()
+        .expect("calendars")
+        .into_iter()
+        .find(|c| c.name == "work")
+        .expect("work");
+    sync_attempted(&mut b, work.id, false, now()).expect("failed");
+
+    fetched(&mut a, "20260601T110000Z");
+    let ops = drain(&mut a);
+    let r = apply(&mut b, &ops);
+    assert_eq!((r.applied, r.left_to_caldav), (1, 0), "applied in full");
+    assert_eq!(triggers(&b), triggers(&a));
+    assert_eq!(b.meta_get(FETCH_DUE).expect("meta"), None);
+    let t = taken(&b, &work.uid).expect("taken");
+    assert_eq!(t.get("m"), Some(&ops[0].hlc.to_string()), "{t:?}");
+    // Edited here since: an edit made here, no longer the server's copy.
+    edit(&mut b, "20260601T120000Z");
+    assert!(taken(&b, &work.uid).expect("taken").is_empty());
+
+    // CalDAV works again: marked ops wait for it once more.
+    sync_attempted(&mut b, work.id, true, now()).expect("ok");
+    apply(&mut a, &drain(&mut b));
+    fetched(&mut a, "20260601T130000Z");
+    let r = apply(&mut b, &drain(&mut a));
+    assert_eq!((r.applied, r.left_to_caldav), (1, 1));
 }

@@ -74,7 +74,11 @@ pub fn body() -> impl Strategy<Value = Body> {
                 removed,
             }
         }),
-        (cal, uid).prop_map(|(calendar, uid)| Body::SeriesDelete { calendar, uid }),
+        (cal, uid, any::<bool>()).prop_map(|(calendar, uid, caldav)| Body::SeriesDelete {
+            calendar,
+            uid,
+            caldav,
+        }),
         key.clone().prop_map(|key| Body::ReminderDismiss { key }),
         (key, 0i64..100_000).prop_map(|(key, s)| Body::ReminderSnooze { key, until: at(s) }),
     ]

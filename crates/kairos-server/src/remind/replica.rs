@@ -190,6 +190,7 @@ mod tests {
         let del = Body::SeriesDelete {
             calendar: "c1".into(),
             uid: "e1".into(),
+            caldav: false,
         };
         s.apply(
             &[

@@ -126,6 +126,7 @@ async fn the_server_plans_the_devices_keys_and_a_dismissal_acknowledges_them() {
         m.op(Body::SeriesDelete {
             calendar: "c1".into(),
             uid: "e2".into(),
+            caldav: false,
         }),
     ])
     .await;
