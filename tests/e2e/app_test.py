@@ -44,7 +44,6 @@ import datetime as dt
 import os
 import signal
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import time
@@ -55,8 +54,9 @@ import caldav_edit_step  # noqa: E402
 import crash_repeat  # noqa: E402
 import feeds_step  # noqa: E402
 import notifyctl as nc  # noqa: E402
-import procs  # noqa: E402
 import webdriver as wd  # noqa: E402
+import window_step as win  # noqa: E402
+from window_step import step, until  # noqa: E402
 import trayctl  # noqa: E402
 import x11  # noqa: E402
 
@@ -68,10 +68,6 @@ DB = os.path.join(WORK, "kairos.db")
 SHOTS = os.environ.get("E2E_SHOTS")  # directory for screenshots, optional
 LEAD = 25  # seconds from launch until the app's clock reaches a whole minute
 SNOOZE = 4
-
-
-def step(msg):
-    print("e2e: " + msg, flush=True)
 
 
 def offset_for_next_minute(extra_minutes=0):
@@ -190,111 +186,19 @@ def xshot(name):
 
 
 def app_pids():
-    """PIDs whose executable is the app binary. Not `pgrep -f APP`: the
-    command lines of this script, xvfb-run, dbus-run-session and timeout all
-    contain the app's path too, and SIGKILL would take the test down."""
-    want = os.path.realpath(APP)
-    pids = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            exe = os.readlink("/proc/%s/exe" % d)
-        except OSError:
-            continue
-        if exe == want:
-            pids.append(int(d))
-    return pids
-
-
-def web_processes(app):
-    return [p for p in procs.descendants(app)
-            if (procs.proc_stat(p) or ("",))[0].startswith("WebKitWebProces")]
-
-
-def until(cond, timeout, message):
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, message
-        time.sleep(0.05)
+    return win.app_pids(APP)
 
 
 def close_and_reopen(env):
-    """Closing the window ends WebKit's web process (its memory) but not the
-    app; a second launch hands over to the first, which makes a new window."""
-    display = os.environ["DISPLAY"]
-    [app] = app_pids()
-    assert web_processes(app), "a web process while the window is open"
-    assert x11.close_all(display), "the window is visible"
-    until(lambda: not x11.visible_windows(display) and not web_processes(app), 15,
-          "window and web process gone after closing (%s)"
-          % [procs.proc_stat(p) for p in procs.descendants(app)])
-    assert app_pids() == [app], "the app lives on in the tray"
-    step("window closed: web process gone, the app lives on")
-    second = subprocess.run([APP], env=env, timeout=30, capture_output=True, text=True)
-    assert second.returncode == 0, second.stderr[-2000:]
-    until(lambda: x11.visible_windows(display) and web_processes(app), 20,
-          "a new window after a second launch")
-    assert app_pids() == [app], "the second launch handed over and exited"
-    step("second launch: the running app opened a new window")
-
-
-def close_window():
-    display = os.environ["DISPLAY"]
-    x11.close_all(display)
-    until(lambda: not x11.visible_windows(display), 15, "window closed")
-
-
-def autostart_entries():
-    d = os.path.join(WORK, ".config", "autostart")
-    return sorted(f for f in os.listdir(d) if f.endswith(".desktop")) if os.path.isdir(d) else []
+    win.close_and_reopen(APP, env)
 
 
 def start_at_login(s):
-    """Settings > Start at login writes an XDG autostart entry and removes it."""
-    assert autostart_entries() == [], autostart_entries()
-    for on in (True, False):
-        s.wait_for("#settings-btn").click()
-        s.wait_for("#set-login")
-        if s.execute("return document.querySelector('#set-login').checked") != on:
-            s.find("#set-login").click()
-        s.find("#set-save").click()
-        until(lambda: bool(autostart_entries()) == on, 10,
-              "autostart entry %s (%s)" % ("written" if on else "removed", autostart_entries()))
-        if on:
-            with open(os.path.join(WORK, ".config", "autostart", autostart_entries()[0])) as f:
-                entry = f.read()
-            assert "Exec=" in entry and "kairos-desktop" in entry, entry
-        s.wait_until(lambda: not s.execute("const d = document.querySelector('#settings');"
-                                           "return !!d && d.open"), timeout=10,
-                     message="settings dialog closed after save")
-    step("settings: start at login writes and removes the autostart entry")
+    win.start_at_login(s, WORK)
 
 
 def tray_menu():
-    """The tray, through a fake StatusNotifierWatcher (a panel): its menu,
-    pause and resume, Open after the window was closed, and Quit."""
-    [app] = app_pids()
-    items = trayctl.Menu(TRAY_LOG).items()
-    for label in ("Open Kairos", "Reminders…", "Pause for 1 hour", "Pause until tomorrow", "Quit Kairos"):
-        assert label in items, (label, sorted(items))
-    assert items["Reminders on"][1] is False and items["Resume reminders"][1] is False, items
-    trayctl.Menu(TRAY_LOG).click("Pause for 1 hour")
-    until(lambda: any(k.startswith("Paused until") for k in trayctl.Menu(TRAY_LOG).items()), 10,
-          "tray shows the pause")
-    assert trayctl.Menu(TRAY_LOG).items()["Resume reminders"][1], "resume enabled while paused"
-    trayctl.Menu(TRAY_LOG).click("Resume reminders")
-    until(lambda: "Reminders on" in trayctl.Menu(TRAY_LOG).items(), 10, "tray shows reminders on")
-    step("tray: pause for 1 hour, then resume")
-    close_window()
-    until(lambda: not web_processes(app), 15, "web process gone")
-    trayctl.Menu(TRAY_LOG).click("Open Kairos")
-    display = os.environ["DISPLAY"]
-    until(lambda: x11.visible_windows(display) and web_processes(app), 20, "tray Open made a window")
-    step("tray: Open after the window was closed")
-    trayctl.Menu(TRAY_LOG).click("Quit Kairos")
-    until(lambda: not app_pids(), 15, "Quit ends the app")
-    step("tray: Quit ends the app")
+    win.tray_menu(APP, TRAY_LOG)
 
 
 def kill_app(drv):
