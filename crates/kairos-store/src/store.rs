@@ -226,6 +226,18 @@ impl Store {
     pub fn events_of(&self, calendar: CalendarId) -> Result<Vec<StoredEvent>> {
         self.now_reader().events_of(calendar)
     }
+    /// See [`Reader::events_of_in_runs`].
+    ///
+    /// # Errors
+    /// Store failures; the first error `f` returns.
+    pub fn events_of_in_runs<E: From<StoreError>>(
+        &self,
+        calendar: CalendarId,
+        size: usize,
+        f: impl FnMut(&[StoredEvent]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.now_reader().events_of_in_runs(calendar, size, f)
+    }
     /// See [`Reader::all_events`].
     pub fn all_events(&self) -> Result<Vec<StoredEvent>> {
         self.now_reader().all_events()

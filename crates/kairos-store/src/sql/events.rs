@@ -5,7 +5,7 @@ use rusqlite::ffi::{ErrorCode, SQLITE_CONSTRAINT_FOREIGNKEY};
 use rusqlite::{OptionalExtension, Row, params};
 
 use super::{ms, time_at};
-use crate::error::{At, Result};
+use crate::error::{At, Result, StoreError};
 use crate::store::{Reader, Tx};
 use crate::types::{Calendar, CalendarId, Form, StoredEvent};
 
@@ -272,6 +272,45 @@ impl Reader<'_> {
         stmt.query_map([calendar.0], event)
             .and_then(Iterator::collect)
             .at(self.ctx)
+    }
+
+    /// The rows [`Reader::events_of`] returns, in the same order, handed
+    /// to `f` as they are read in runs of about `size` rows that never
+    /// split one UID's components (a run is longer by the rest of the
+    /// series it ends in). Only one run is held at a time, so a whole-
+    /// calendar walk costs a run's memory, not the calendar's. One
+    /// statement reads them all: one snapshot, as `events_of`.
+    ///
+    /// # Errors
+    /// Store failures; the first error `f` returns (nothing is read after it).
+    pub fn events_of_in_runs<E: From<StoreError>>(
+        &self,
+        calendar: CalendarId,
+        size: usize,
+        mut f: impl FnMut(&[StoredEvent]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let size = size.max(1);
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {EVENT_COLS} FROM events WHERE calendar_id = ?1
+                 ORDER BY uid, recurrence_id"
+            ))
+            .at(self.ctx)?;
+        let mut rows = stmt.query([calendar.0]).at(self.ctx)?;
+        let mut run: Vec<StoredEvent> = Vec::with_capacity(size);
+        while let Some(row) = rows.next().at(self.ctx)? {
+            let ev = event(row).at(self.ctx)?;
+            if run.len() >= size && run.last().is_some_and(|l| l.uid != ev.uid) {
+                f(&run)?;
+                run.clear();
+            }
+            run.push(ev);
+        }
+        if !run.is_empty() {
+            f(&run)?;
+        }
+        Ok(())
     }
 
     /// The VEVENTs of series `uid` in one calendar, master first.

@@ -209,3 +209,80 @@ fn migration_0009_keeps_old_event_text_as_ics_rows_until_converted() {
         "the converted row is what a write of the same form would store"
     );
 }
+
+/// `events_of_in_runs` hands over exactly `events_of`'s rows, in order, cut
+/// at the first UID boundary once a run holds `size` rows (never inside a
+/// series), only this calendar's; an error from the callback stops the read.
+#[test]
+fn events_of_in_runs_streams_whole_series_in_order() {
+    let (_dir, path) = temp_db();
+    let (mut store, cal) = store_with_calendar(&path);
+    let other = store.ensure_calendar("other", t(0)).unwrap();
+    // Series of 1 to 4 components (master + overrides), so cuts fall
+    // both on and inside series.
+    for i in 0..12 {
+        let uid = format!("u{i:02}");
+        store
+            .put_event(cal, &uid, "", &format!("M{i}"), 1, t(1))
+            .unwrap();
+        for o in 0..i % 4 {
+            let rid = format!("2026032{o}T090000Z");
+            store
+                .put_event(cal, &uid, &rid, &format!("O{i}.{o}"), 1, t(1))
+                .unwrap();
+        }
+        store
+            .put_event(other, &uid, "", "elsewhere", 1, t(1))
+            .unwrap();
+    }
+    let key =
+        |e: &kairos_store::StoredEvent| (e.uid.clone(), e.recurrence_id.clone(), e.body.clone());
+    let all: Vec<_> = store.events_of(cal).unwrap().iter().map(key).collect();
+    assert_eq!(all.len(), 12 + (0..12).map(|i| i % 4).sum::<usize>());
+    for size in 0..=all.len() + 1 {
+        let mut runs: Vec<Vec<(String, String, String)>> = Vec::new();
+        store
+            .events_of_in_runs(cal, size, |run| {
+                runs.push(run.iter().map(key).collect());
+                Ok::<_, StoreError>(())
+            })
+            .unwrap();
+        assert_eq!(runs.concat(), all, "size {size}: not the same rows");
+        for (n, run) in runs.iter().enumerate() {
+            assert!(!run.is_empty(), "size {size}: an empty run");
+            let last_uid = &run.last().unwrap().0;
+            let before_last_series = run.iter().take_while(|r| &r.0 != last_uid).count();
+            assert!(
+                before_last_series < size.max(1),
+                "size {size}: run {n} ({} rows) was not cut at the first boundary",
+                run.len()
+            );
+            if n + 1 < runs.len() {
+                assert!(run.len() >= size.max(1), "size {size}: run {n} cut short");
+                assert_ne!(&runs[n + 1][0].0, last_uid, "size {size}: a series split");
+            }
+        }
+    }
+    // The callback's error comes back, and no run is read after it.
+    enum Stop {
+        Here,
+        Store(StoreError),
+    }
+    impl From<StoreError> for Stop {
+        fn from(e: StoreError) -> Self {
+            Stop::Store(e)
+        }
+    }
+    let mut calls = 0;
+    let err = store
+        .events_of_in_runs(cal, 2, |_| {
+            calls += 1;
+            Err(Stop::Here)
+        })
+        .unwrap_err();
+    assert_eq!(calls, 1);
+    match err {
+        Stop::Here => {}
+        Stop::Store(e) => panic!("a store error instead of the callback's: {e}"),
+    }
+}
