@@ -141,8 +141,11 @@ pub fn sync_calendar(
     let before = local_series(store, local_cal)?;
     let mut handled = BTreeSet::new();
     run.pull(store, &listing, &before, &mut handled)?;
-    run.mark_acks(store)?;
-    run.push(store, &handled)?;
+    // The series as read before step 2 stay valid until something here is
+    // written: a quiet sync reads and hashes them once, not three times.
+    let pulled = !listing.changed.is_empty() || !listing.deleted.is_empty();
+    let marked = run.mark_acks(store, (!pulled).then_some(&before))?;
+    run.push(store, &handled, (!pulled && !marked).then_some(&before))?;
     store.write(|tx| tx.caldav_calendar_synced(cc.id, listing.token.as_deref(), apply.now))?;
     run.report.requests = dav.requests() - sent_before;
     Ok(run.report)

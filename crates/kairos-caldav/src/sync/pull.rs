@@ -87,6 +87,9 @@ impl Run<'_> {
         store: &mut Store,
         records: Vec<(String, String, String)>,
     ) -> Result<()> {
+        if records.is_empty() {
+            return Ok(());
+        }
         let now_here = local_series(store, self.local_cal)?;
         let id = self.cc.id;
         let objs: Vec<CaldavObject> = records
