@@ -76,8 +76,8 @@ impl Run<'_> {
                 &read
             }
         };
-        let acks = pending(store, self.local_cal, &here)?;
-        let snoozes = crate::snooze::pending(store, self.local_cal, &here)?;
+        let acks = pending(store, self.local_cal, here)?;
+        let snoozes = crate::snooze::pending(store, self.local_cal, here)?;
         let mut by_uid: BTreeMap<String, Marks> = BTreeMap::new();
         for m in &acks {
             by_uid
