@@ -16,7 +16,7 @@ use kairos_store::{CaldavObject, Store};
 use super::Run;
 use crate::acks_out::{Mark, mark_text, pending};
 use crate::error::{CaldavError, Result};
-use crate::local::{RemoteObject, local_series};
+use crate::local::{LocalSeries, RemoteObject, local_series};
 use crate::snooze::SnoozeMark;
 use kairos_core::model::Event;
 
@@ -60,11 +60,24 @@ impl Run<'_> {
     }
 
     /// Dismissals and snoozes made in Kairos onto the stored copies'
-    /// alarms (the write-back step then sends them).
-    pub(super) fn mark_acks(&mut self, store: &mut Store) -> Result<()> {
-        let here = local_series(store, self.local_cal)?;
-        let acks = pending(store, self.local_cal, &here)?;
-        let snoozes = crate::snooze::pending(store, self.local_cal, &here)?;
+    /// alarms (the write-back step then sends them). `known`: the series
+    /// here, if nothing was written since they were read. Whether it
+    /// changed a series here.
+    pub(super) fn mark_acks(
+        &mut self,
+        store: &mut Store,
+        known: Option<&BTreeMap<String, LocalSeries>>,
+    ) -> Result<bool> {
+        let read;
+        let here = match known {
+            Some(h) => h,
+            None => {
+                read = local_series(store, self.local_cal)?;
+                &read
+            }
+        };
+        let acks = pending(store, self.local_cal, here)?;
+        let snoozes = crate::snooze::pending(store, self.local_cal, here)?;
         let mut by_uid: BTreeMap<String, Marks> = BTreeMap::new();
         for m in &acks {
             by_uid
@@ -80,6 +93,7 @@ impl Run<'_> {
                 .snoozes
                 .push(m.clone());
         }
+        let mut wrote = false;
         for (uid, ms) in by_uid {
             let Some(l) = here.get(&uid) else { continue };
             let unchanged = self
@@ -88,6 +102,7 @@ impl Run<'_> {
                 .any(|o| o.uid == uid && o.local_hash == l.hash);
             if let Some(comps) = ms.onto(&l.text, &uid) {
                 self.apply.edit(store, &uid, &comps)?;
+                wrote = true;
             }
             if unchanged {
                 self.ack_only.insert(uid, ms);
@@ -95,7 +110,7 @@ impl Run<'_> {
         }
         self.report.acknowledged_there = acks.len();
         self.report.snoozed_there = snoozes.len();
-        Ok(())
+        Ok(wrote)
     }
 
     /// The write of series `uid`'s acknowledgements to `href` met a 412:

@@ -1,7 +1,7 @@
 //! Step 3: edits, deletions and new series made here, written back with
 //! conditions; a 412 re-fetches and resolves as a conflict.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use http::StatusCode;
 use kairos_store::{CaldavCalendar, CaldavObject, CalendarId, Store};
@@ -36,8 +36,21 @@ pub fn pending_here(store: &Store, cc: &CaldavCalendar, local: CalendarId) -> Re
 
 impl Run<'_> {
     /// Step 3: edits, deletions and new series made here, written back.
-    pub(super) fn push(&mut self, store: &mut Store, handled: &BTreeSet<String>) -> Result<()> {
-        let here = local_series(store, self.local_cal)?;
+    /// `known`: the series here, if nothing was written since they were read.
+    pub(super) fn push(
+        &mut self,
+        store: &mut Store,
+        handled: &BTreeSet<String>,
+        known: Option<&BTreeMap<String, LocalSeries>>,
+    ) -> Result<()> {
+        let read;
+        let here = match known {
+            Some(h) => h,
+            None => {
+                read = local_series(store, self.local_cal)?;
+                &read
+            }
+        };
         let todo: Vec<CaldavObject> = self
             .tracked
             .values()

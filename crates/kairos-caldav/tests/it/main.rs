@@ -8,6 +8,7 @@ mod acks;
 mod conflict412;
 mod devices;
 mod errors;
+mod first_sync;
 mod kx;
 mod linked;
 mod linked_more;

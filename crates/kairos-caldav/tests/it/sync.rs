@@ -59,7 +59,7 @@ fn first_sync_of_500_events_and_tasks_then_a_no_change_resync_is_one_report() {
     assert_eq!(cals.len(), 1);
     assert!(cals[0].calendar_id.is_some(), "chosen by default");
     let r = fx.sync(t0());
-    assert_eq!(r.method, "sync-collection");
+    assert_eq!(r.method, "propfind", "a first sync lists by PROPFIND");
     assert_eq!(
         (r.fetched, r.changed_here, r.written_there),
         (500, 500, 0),

@@ -27,7 +27,7 @@ fn xandikos_first_sync_edits_both_ways_deletions_and_a_quiet_resync() {
         "{cals:?}"
     );
     let r = fx.sync(t0());
-    assert_eq!((r.method, r.changed_here), ("sync-collection", 3), "{r:?}");
+    assert_eq!((r.method, r.changed_here), ("propfind", 3), "{r:?}");
     let at = |h, m| chrono::TimeZone::with_ymd_and_hms(&chrono::Utc, 2026, 3, 1, h, m, 0).unwrap();
     assert_eq!(fx.pending("e1"), [at(9, 45)]);
 
