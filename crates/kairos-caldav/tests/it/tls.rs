@@ -102,3 +102,72 @@ fn a_self_signed_certificate_for_another_name_is_refused() {
         "{e}"
     );
 }
+
+/// The account's stored CA, read anew from the database.
+fn stored_ca(store: &Store) -> Option<String> {
+    store.read(|r| r.caldav_accounts()).unwrap()[0]
+        .ca_pem
+        .clone()
+}
+
+#[test]
+fn an_accounts_ca_is_changed_only_once_the_server_is_reached_with_it() {
+    use kairos_caldav::manage::{self, NewLogin};
+    let (cert, key) = self_signed(&["127.0.0.1", "localhost"], true);
+    let rad = DavServer::radicale_https(&[("ss1.ics", &ics())], &cert, &key);
+    let (other, _) = self_signed(&["127.0.0.1", "localhost"], true);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    let secrets = FileStore::beside(&db);
+    let mut store = Store::open(&db).unwrap();
+    let url = rad.https_url();
+    let bundle = format!("{other}{cert}");
+    let login = account::Login {
+        url: &url,
+        user: USER,
+        password: PASSWORD,
+        ca_pem: Some(&bundle),
+    };
+    account::add(&mut store, &secrets, &login, &[], when(t0())).unwrap();
+    let a = manage::pick(&store, None, "edit").unwrap();
+    let ca = |pem| NewLogin {
+        password: None,
+        ca_pem: Some(pem),
+    };
+
+    // Another certificate, none, or no certificate at all: refused,
+    // the stored one kept.
+    for (new, what) in [(Some(other.as_str()), "other"), (None, "none")] {
+        let e = manage::set_login(&mut store, &secrets, &a, ca(new)).unwrap_err();
+        assert!(
+            matches!(e, CaldavError::Certificate { .. }),
+            "{what}: {e:?}"
+        );
+        assert_eq!(
+            stored_ca(&store).as_deref(),
+            Some(bundle.as_str()),
+            "{what}"
+        );
+    }
+    let e = manage::set_login(&mut store, &secrets, &a, ca(Some("junk"))).unwrap_err();
+    assert!(matches!(e, CaldavError::BadCa(_)), "{e:?}");
+    assert_eq!(stored_ca(&store).as_deref(), Some(bundle.as_str()));
+
+    // A wrong password with the right certificate: refused, nothing changed.
+    let both = NewLogin {
+        password: Some("wrong"),
+        ca_pem: Some(Some(&cert)),
+    };
+    let e = manage::set_login(&mut store, &secrets, &a, both).unwrap_err();
+    assert!(matches!(e, CaldavError::Unauthorized { .. }), "{e:?}");
+    assert_eq!(stored_ca(&store).as_deref(), Some(bundle.as_str()));
+
+    // The server's own certificate: checked, kept, used by the next sync.
+    let changed = manage::set_login(&mut store, &secrets, &a, ca(Some(&cert))).unwrap();
+    assert_eq!(changed.ca_pem.as_deref(), Some(cert.as_str()));
+    drop(store);
+    let mut store = Store::open(&db).unwrap();
+    assert_eq!(stored_ca(&store).as_deref(), Some(cert.as_str()));
+    let r = account::sync(&mut store, &secrets, None, when(t0())).unwrap();
+    assert_eq!(r[0].fetched, 1, "{r:?}");
+}
