@@ -95,7 +95,7 @@ export const en = {
   "dav.saved": "Account saved",
   "dav.ca": "Certificate authority (optional)",
   "dav.caHint": "Only for a self-hosted server whose certificate your own authority signed: paste its certificate (PEM) or choose the file. Kairos then trusts it for this account, besides the usual authorities.",
-  "dav.caEditHint": "To change it, paste the new certificate (PEM) of your own authority, or the server's own self-signed certificate, or choose the file. Kairos checks it with the server before replacing the current one.",
+  "dav.caEditHint": "For a self-hosted server: paste the certificate (PEM) of your own authority, or the server's own self-signed certificate, or choose the file. Kairos checks it with the server before it replaces the account's current one.",
   "dav.noCa": "Trust only the usual authorities (remove this account's certificate)",
   "dav.checkingCa": "Checking the certificate with the server…",
   "dav.caFile": "Choose file…",

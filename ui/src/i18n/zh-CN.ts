@@ -97,7 +97,7 @@ export const zhCN: Record<keyof typeof en, string> = {
   "dav.saved": "账户已保存",
   "dav.ca": "证书颁发机构（可选）",
   "dav.caHint": "仅用于证书由您自己的颁发机构签发的自建服务器：粘贴其证书（PEM）或选择文件。Kairos 会在常用颁发机构之外，为此账户信任它。",
-  "dav.caEditHint": "如需更换，请粘贴您自己的颁发机构的新证书（PEM），或服务器自身的自签名证书，或选择文件。Kairos 会先向服务器验证，再替换当前证书。",
+  "dav.caEditHint": "用于自建服务器：粘贴您自己的颁发机构的证书（PEM），或服务器自身的自签名证书，或选择文件。Kairos 会先向服务器验证，再替换此账户当前的证书。",
   "dav.noCa": "仅信任常用颁发机构（删除此账户的证书）",
   "dav.checkingCa": "正在向服务器验证证书…",
   "dav.caFile": "选择文件…",
