@@ -6,10 +6,19 @@ unticked; a wrong new password is refused by the server in plain words and
 nothing is saved; then E2E Trips is ticked and the interval set to 15 min:
 the host syncs the edited account at once, without "Sync now" (E2E Trips'
 event shows in the week view), and the dialog shows the new interval when
-opened again.
+opened again. Then its CA certificate: text that is no certificate is
+refused in plain words; a real one (openssl's self-signed) is checked with
+the server and kept (the dialog then says the account has one and offers
+"trust only the usual authorities", which takes it back). The server is
+plain HTTP here, so the check is the sign-in, not the TLS handshake: that
+is tested against Radicale over HTTPS in crates/kairos-caldav/tests/it/tls.rs
+and crates/kairos-app/tests/it/caldav_edit.rs.
 """
 
 import datetime as dt
+import os
+import subprocess
+import tempfile
 
 import caldav_step
 
@@ -40,6 +49,51 @@ def close_edit(s):
     s.execute("document.querySelector('#caldav-edit-dialog').close()")
     s.wait_until(lambda: not s.execute("return !!document.querySelector('#caldav-edit-dialog')"), timeout=10,
                  message="edit dialog closed")
+
+
+def self_signed_pem():
+    """A self-signed certificate for localhost, as `openssl req -x509` makes it."""
+    with tempfile.TemporaryDirectory() as d:
+        cert = os.path.join(d, "cert.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                        "-nodes", "-keyout", os.path.join(d, "key.pem"), "-out", cert, "-days", "30",
+                        "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"],
+                       check=True, capture_output=True, timeout=30)
+        with open(cert, encoding="ascii") as f:
+            return f.read()
+
+
+def save_and_wait_closed(s):
+    s.find("#dav-save").click()
+    s.wait_until(lambda: not s.execute("return !!document.querySelector('#caldav-edit-dialog')"), timeout=30,
+                 message="dialog closed after Save (error: %s)"
+                 % s.execute("const e = document.querySelector('#dav-edit-error'); return e && e.textContent"))
+
+
+def ca_steps(s, set_value, step):
+    open_edit(s)
+    assert not s.execute("return !!document.querySelector('#dav-no-ca')"), "no CA yet: nothing to take back"
+    s.execute("document.querySelector('#dav-new-ca-details').open = true")
+    set_value(s, "#dav-new-ca", "not a certificate")
+    s.find("#dav-save").click()
+    s.wait_until(lambda: s.execute("const e = document.querySelector('#dav-edit-error');"
+                                   "return !!e && !e.hidden && e.textContent"), timeout=30,
+                 message="the refused CA's error")
+    words = s.execute("return document.querySelector('#dav-edit-error').textContent")
+    assert s.execute("return document.querySelector('#dav-new-ca').getAttribute('aria-invalid')") == "true", words
+    step("a CA text that is no certificate: %r, nothing saved" % words[:60])
+
+    set_value(s, "#dav-new-ca", self_signed_pem())
+    save_and_wait_closed(s)
+    open_edit(s)
+    s.wait_for("#dav-ca-note")
+    s.execute("document.querySelector('#dav-new-ca-details').open = true")
+    s.find("#dav-no-ca").click()
+    save_and_wait_closed(s)
+    open_edit(s)
+    assert not s.execute("return !!document.querySelector('#dav-ca-note')"), "the CA taken back"
+    close_edit(s)
+    step("a self-signed certificate checked with the server and kept; then taken back")
 
 
 def themed_shots(s, set_value, dav, shot):
@@ -104,5 +158,6 @@ def run(s, set_value, step, app_now, dav, shot=None):
     assert s.execute("return document.querySelector('#dav-every').value") == "900"
     close_edit(s)
     step("E2E Trips chosen, every 15 min: its event in the week view")
+    ca_steps(s, set_value, step)
     if shots:
         themed_shots(s, set_value, dav, shot)

@@ -1,5 +1,6 @@
 //! Changing a CalDAV account in the desktop ("Edit account"): its
-//! interval, the calendars it syncs, its password; and its calendar list
+//! interval, the calendars it syncs, its password and CA certificate; and
+//! its calendar list
 //! fetched anew ("Refresh list": calendars made on the server since are
 //! listed, not chosen). All of it is `kairos_caldav::manage` (the code
 //! `kairos caldav edit` and `calendars --refresh` run).
@@ -16,8 +17,8 @@ const MAX_PASSWORD: usize = 2048;
 
 impl CaldavAccounts {
     /// Changes account `req.id`: every part is checked first (the
-    /// interval's bounds, the calendars' names, the new password with the
-    /// server), then the changes are made, and the account's next sync
+    /// interval's bounds, the calendars' names, the new password and CA
+    /// certificate with the server), then the changes are made, and the account's next sync
     /// is due now: the host's loop syncs it when the shell wakes it.
     ///
     /// # Errors
@@ -30,10 +31,23 @@ impl CaldavAccounts {
         req: &CaldavEditRequest,
         now: DateTime<Utc>,
     ) -> ApiResult<CaldavAccountView> {
+        let no_ca = req.no_ca == Some(true);
+        let given_ca = crate::caldav::ca_of(req.ca_pem.as_ref())?;
+        if no_ca && given_ca.is_some() {
+            return Err(ApiError::invalid(
+                "ca_pem: give a CA certificate or drop it (no_ca), not both",
+            ));
+        }
+        let ca = if no_ca {
+            Some(None)
+        } else {
+            given_ca.map(Some)
+        };
         let nothing = req.every_seconds.is_none()
             && req.choose.is_empty()
             && req.unchoose.is_empty()
-            && req.password.is_none();
+            && req.password.is_none()
+            && ca.is_none();
         if nothing {
             return Err(ApiError::invalid("nothing to change"));
         }
@@ -72,9 +86,13 @@ impl CaldavAccounts {
                 "calendars: no calendar called {n:?} in this account"
             )));
         }
-        if let Some(p) = &req.password {
+        if req.password.is_some() || ca.is_some() {
             let secrets = self.secrets();
-            manage::set_password(secrets.as_ref(), &a, p)?;
+            let new = manage::NewLogin {
+                password: req.password.as_deref(),
+                ca_pem: ca,
+            };
+            manage::set_login(&mut store, secrets.as_ref(), &a, new)?;
         }
         if let Some(e) = every {
             status::set_every(&mut store, a.id, e)?;

@@ -299,48 +299,10 @@ fn chain(e: &dyn std::error::Error) -> String {
     s
 }
 
-/// What is wrong with the certificate, if `e` (or an error it wraps,
-/// an I/O error's inner one too) is rustls refusing it.
-fn certificate_problem(e: &(dyn std::error::Error + 'static)) -> Option<String> {
-    use rustls::CertificateError as C;
-    let mut cur = Some(e);
-    while let Some(c) = cur {
-        // hyper-rustls wraps tokio-rustls's I/O error in another one.
-        let mut inner: &(dyn std::error::Error + 'static) = c;
-        for _ in 0..4 {
-            match inner
-                .downcast_ref::<std::io::Error>()
-                .and_then(|io| io.get_ref())
-            {
-                Some(i) => inner = i,
-                None => break,
-            }
-        }
-        let tls = inner.downcast_ref::<rustls::Error>();
-        if let Some(rustls::Error::InvalidCertificate(ce)) = tls {
-            return Some(match ce {
-                C::UnknownIssuer => {
-                    "it is signed by an authority this computer does not know (self-signed?)"
-                        .to_owned()
-                }
-                C::Expired | C::ExpiredContext { .. } => "it has expired".to_owned(),
-                C::NotValidYet | C::NotValidYetContext { .. } => "it is not valid yet".to_owned(),
-                C::NotValidForName | C::NotValidForNameContext { .. } => {
-                    "it was not issued for this host name".to_owned()
-                }
-                C::Revoked => "it has been revoked".to_owned(),
-                other => format!("{other:?}"),
-            });
-        }
-        cur = c.source();
-    }
-    None
-}
-
 impl<E: std::error::Error + 'static> From<RequestError<E>> for DavFailure {
     fn from(e: RequestError<E>) -> Self {
         match e {
-            RequestError::Client(c) => certificate_problem(&c)
+            RequestError::Client(c) => kairos_tls::refused_certificate(&c)
                 .map_or_else(|| DavFailure::Network(chain(&c)), DavFailure::Certificate),
             RequestError::Http(h) => DavFailure::Network(chain(h.as_ref())),
         }

@@ -39,8 +39,8 @@ pub enum CaldavError {
     #[error(
         "the server at {url} sent a TLS certificate Kairos does not trust: {problem}. Kairos \
          trusts certificates from the public authorities and the account's own CA: if the \
-         server's certificate comes from a private CA (a self-hosted server), give that CA's \
-         certificate (PEM) with `kairos caldav add … --ca FILE.pem` (in the app: \"CA \
+         server's certificate comes from a private CA or is self-signed (a self-hosted server), \
+         give that CA's certificate or the server's own (PEM) with `kairos caldav add … --ca FILE.pem` (in the app: \"CA \
          certificate\"); else fix the server's certificate or use its public address"
     )]
     Certificate {

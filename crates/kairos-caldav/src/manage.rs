@@ -1,7 +1,7 @@
 //! Changing an account once it is added: its calendars' list fetched anew
 //! from the server (calendars made there since are listed, unchosen),
-//! which calendars sync (choose / unchoose), its password (checked with
-//! the server before it is kept). The sync interval is
+//! which calendars sync (choose / unchoose), its password and its CA
+//! certificate (checked with the server before they are kept). The sync interval is
 //! [`crate::status::set_every`]. Shared by `kairos caldav edit` /
 //! `calendars --refresh` and the app.
 
@@ -173,4 +173,60 @@ pub fn set_password(
         account.ca_pem.as_deref(),
     )?;
     secrets.set(&account.secret_ref, password)
+}
+
+/// A new password and/or CA certificate for an account.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NewLogin<'a> {
+    /// A new password; `None`: the stored one.
+    pub password: Option<&'a str>,
+    /// A new CA certificate (PEM), or `Some(None)` to trust only the web's
+    /// roots again; `None`: unchanged.
+    pub ca_pem: Option<Option<&'a str>>,
+}
+
+/// Changes the account's password and/or CA certificate: checked first,
+/// together (the server must be reached and accept the sign-in with the
+/// new pair: a discovery), then kept; a refused change keeps the old ones.
+/// Both at once is what a reinstalled server needs (a new certificate and
+/// a new password). Returns the account as stored.
+///
+/// # Errors
+/// A CA text that holds no usable certificate ([`CaldavError::BadCa`]);
+/// the server refusing the certificate or the password, or any discovery
+/// error; the secret store; the database.
+pub fn set_login(
+    store: &mut Store,
+    secrets: &dyn SecretStore,
+    account: &CaldavAccount,
+    new: NewLogin<'_>,
+) -> Result<CaldavAccount> {
+    if new.password == Some("") {
+        return Err(CaldavError::Secret("the new password is empty".to_owned()));
+    }
+    let ca = match new.ca_pem {
+        Some(ca) => ca,
+        None => account.ca_pem.as_deref(),
+    };
+    if let Some(pem) = ca {
+        kairos_tls::ca_certificates(pem).map_err(CaldavError::BadCa)?;
+    }
+    let stored;
+    let password = match new.password {
+        Some(p) => p,
+        None => {
+            stored = password_of(secrets, account)?;
+            &stored
+        }
+    };
+    discover(&account.url, &account.username, password, ca)?;
+    if let Some(p) = new.password {
+        secrets.set(&account.secret_ref, p)?;
+    }
+    let mut changed = account.clone();
+    if let Some(ca) = new.ca_pem {
+        store.write(|tx| tx.caldav_account_set_ca(account.id, ca))?;
+        changed.ca_pem = ca.map(str::to_owned);
+    }
+    Ok(changed)
 }

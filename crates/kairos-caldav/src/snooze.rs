@@ -271,7 +271,11 @@ pub fn mark(comps: &mut [Event], m: &SnoozeMark) {
 }
 
 /// A dismissal written on an alarm (`ACKNOWLEDGED` at `at`) also ends its
-/// snooze alarms due by then (RFC 9074: a handled snooze is acknowledged).
+/// snooze alarms (RFC 9074: a handled snooze is acknowledged): an absolute
+/// one due by then; a relative one (Thunderbird's, Apple's: `TRIGGER`
+/// relative to the start or end) whatever its form: its time depends on
+/// the occurrence, and `ACKNOWLEDGED` at `at` covers every occurrence's
+/// trigger due by then (RFC 9074 §4), leaving a later one live.
 pub fn end_snoozes(comps: &mut [Event]) {
     for ev in comps {
         let acked: BTreeMap<String, DateTime<Utc>> = ev
@@ -281,10 +285,14 @@ pub fn end_snoozes(comps: &mut [Event]) {
             .filter_map(|a| Some((a.uid.clone()?, a.acknowledged?)))
             .collect();
         for a in ev.alarms.iter_mut() {
-            let (Some(of), Some(t)) = (a.snooze_of.clone(), until(a)) else {
+            let Some(&k) = a.snooze_of.as_ref().and_then(|of| acked.get(of)) else {
                 continue;
             };
-            if let Some(&k) = acked.get(&of).filter(|&&k| k >= t) {
+            let ends = match a.trigger {
+                Trigger::Absolute(t) => until(a).is_some() && k >= t,
+                Trigger::Relative { .. } => a.acknowledged.is_none_or(|old| old < k),
+            };
+            if ends {
                 a.acknowledged = Some(k);
             }
         }

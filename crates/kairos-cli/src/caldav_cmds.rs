@@ -84,6 +84,15 @@ pub enum CaldavCmd {
         /// checked with the server before it replaces the old one.
         #[arg(long)]
         password_stdin: bool,
+        /// Trust this CA certificate (PEM; a self-hosted server's own
+        /// self-signed certificate works too) in place of the account's
+        /// current one; checked with the server before it is kept.
+        #[arg(long, conflicts_with = "no_ca")]
+        ca: Option<PathBuf>,
+        /// Trust only the public authorities again (drop the account's
+        /// CA certificate); checked with the server first.
+        #[arg(long)]
+        no_ca: bool,
     },
     /// Syncs the chosen calendars both ways (or only --calendar, choosing
     /// it if it was not).
@@ -232,15 +241,23 @@ pub fn run(db: &Path, cmd: CaldavCmd, clock: Arc<dyn Clock>) -> Result<()> {
             choose,
             unchoose,
             password_stdin,
-        } => edit(
-            db,
-            url.as_deref(),
-            every.as_deref(),
-            &choose,
-            &unchoose,
-            password_stdin,
-            &when(None)?,
-        )?,
+            ca,
+            no_ca,
+        } => {
+            let ca = match (ca, no_ca) {
+                (Some(path), _) => Some(Some(read_ca(&path)?)),
+                (None, true) => Some(None),
+                (None, false) => None,
+            };
+            let edits = Edits {
+                every: every.as_deref(),
+                choose: &choose,
+                unchoose: &unchoose,
+                password_stdin,
+                ca,
+            };
+            edit(db, url.as_deref(), &edits, &when(None)?)?;
+        }
         CaldavCmd::Remove { url } => {
             let secrets = secrets(db);
             let mut store = open(db)?;
@@ -270,32 +287,43 @@ fn read_ca(path: &Path) -> Result<String> {
     Ok(pem)
 }
 
-/// `kairos caldav edit`: every check first (the interval, the names, the
-/// new password with the server), then the changes.
-fn edit(
-    db: &Path,
-    url: Option<&str>,
-    every: Option<&str>,
-    choose: &[String],
-    unchoose: &[String],
+/// What `kairos caldav edit` changes.
+struct Edits<'a> {
+    every: Option<&'a str>,
+    choose: &'a [String],
+    unchoose: &'a [String],
     password_stdin: bool,
-    when: &When,
-) -> Result<()> {
-    if every.is_none() && choose.is_empty() && unchoose.is_empty() && !password_stdin {
-        bail!("nothing to change: give --every, --choose, --unchoose or --password-stdin");
+    /// `--ca FILE` (its text) or `--no-ca` (`Some(None)`).
+    ca: Option<Option<String>>,
+}
+
+/// `kairos caldav edit`: every check first (the interval, the names, the
+/// new password and CA with the server), then the changes.
+fn edit(db: &Path, url: Option<&str>, e: &Edits<'_>, when: &When) -> Result<()> {
+    let (choose, unchoose) = (e.choose, e.unchoose);
+    if e.every.is_none()
+        && choose.is_empty()
+        && unchoose.is_empty()
+        && !e.password_stdin
+        && e.ca.is_none()
+    {
+        bail!(
+            "nothing to change: give --every, --choose, --unchoose, --password-stdin, --ca or \
+             --no-ca"
+        );
     }
     if let Some(both) = choose.iter().find(|n| unchoose.contains(n)) {
         bail!("{both:?} is both chosen and unchosen");
     }
-    let every = every.map(crate::subscribe_cmds::every).transpose()?;
-    let password = if password_stdin {
+    let every = e.every.map(crate::subscribe_cmds::every).transpose()?;
+    let password = if e.password_stdin {
         Some(read_password()?)
     } else {
         None
     };
     let secrets = secrets(db);
     let mut store = open(db)?;
-    let a = manage::pick(&store, url, "edit")?;
+    let mut a = manage::pick(&store, url, "edit")?;
     let known = store.read(|r| r.caldav_calendars(a.id))?;
     if let Some(n) = choose
         .iter()
@@ -310,12 +338,24 @@ fn edit(
             names.join(", ")
         );
     }
-    if let Some(p) = &password {
-        manage::set_password(secrets.as_ref(), &a, p)?;
-        eprintln!(
-            "kairos: new password checked and kept in {}",
-            secrets.describe()
-        );
+    if password.is_some() || e.ca.is_some() {
+        let new = manage::NewLogin {
+            password: password.as_deref(),
+            ca_pem: e.ca.as_ref().map(Option::as_deref),
+        };
+        // The account as stored now (its CA), for the lines printed below.
+        a = manage::set_login(&mut store, secrets.as_ref(), &a, new)?;
+        if password.is_some() {
+            eprintln!(
+                "kairos: new password checked and kept in {}",
+                secrets.describe()
+            );
+        }
+        match &e.ca {
+            Some(Some(_)) => eprintln!("kairos: new CA certificate checked and kept"),
+            Some(None) => eprintln!("kairos: the account trusts the public authorities only"),
+            None => {}
+        }
     }
     if let Some(every) = every {
         status::set_every(&mut store, a.id, every)?;

@@ -94,7 +94,10 @@ pub(crate) async fn connect(url: &str, auth: &str, tls: &Tls) -> Result<Ws, Sync
                 message: refusal_message(&resp.status().to_string(), body),
             })
         }
-        Ok(Err(e)) => Err(bad(e.to_string())),
+        Ok(Err(e)) => Err(bad(match kairos_tls::refused_certificate(&e) {
+            Some(problem) => format!("TLS error: the server's certificate was refused: {problem}"),
+            None => e.to_string(),
+        })),
     }
 }
 

@@ -3,8 +3,16 @@
 //! self-hosted Nextcloud or Radicale, a Kairos sync server), the CA
 //! certificates they give as PEM. One place for `kairos sync join --ca`
 //! and `kairos caldav add --ca`.
+//!
+//! What a person gives as "the CA" is often no CA at all but the server's
+//! own self-signed certificate: [`own`] trusts a server presenting exactly
+//! that certificate, and names the problem when it presents another.
 
 use std::sync::Arc;
+
+mod own;
+
+pub use own::{NotTheGivenCertificate, problem};
 
 use rustls_pki_types::CertificateDer;
 use rustls_pki_types::pem::PemObject;
@@ -45,27 +53,70 @@ pub fn ca_certificates(pem: &str) -> Result<Vec<CertificateDer<'static>>, String
     Ok(certs)
 }
 
+/// What is wrong with the server's certificate, in words a person can act
+/// on, if `e` (or an error it wraps, an I/O error's inner one too: hyper-
+/// and tokio-rustls wrap rustls's) is rustls refusing it.
+#[must_use]
+pub fn refused_certificate(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut cur = Some(e);
+    while let Some(c) = cur {
+        let mut inner: &(dyn std::error::Error + 'static) = c;
+        for _ in 0..4 {
+            match inner
+                .downcast_ref::<std::io::Error>()
+                .and_then(|io| io.get_ref())
+            {
+                Some(i) => inner = i,
+                None => break,
+            }
+        }
+        if let Some(rustls::Error::InvalidCertificate(ce)) = inner.downcast_ref::<rustls::Error>() {
+            return Some(problem(ce));
+        }
+        cur = c.source();
+    }
+    None
+}
+
 /// A client configuration (ring) trusting the web's roots and, when
-/// given, the CA certificates in `extra_ca_pem`.
+/// given, the CA certificates in `extra_ca_pem`; a server presenting one
+/// of those certificates itself (its own self-signed one) is trusted too,
+/// its host name and dates still checked ([`own`]).
 ///
 /// # Errors
 /// A CA text [`ca_certificates`] refuses; the provider's set-up.
 pub fn client_config(extra_ca_pem: Option<&str>) -> Result<rustls::ClientConfig, String> {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    if let Some(pem) = extra_ca_pem {
-        for cert in ca_certificates(pem)? {
-            roots
-                .add(cert)
-                .map_err(|e| format!("CA certificate: {e}"))?;
-        }
-    }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let trust = trust(extra_ca_pem, provider.clone())?;
     Ok(rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())?
-        .with_root_certificates(roots)
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(trust))
         .with_no_client_auth())
+}
+
+/// The verifier of [`client_config`].
+fn trust(
+    extra_ca_pem: Option<&str>,
+    provider: Arc<rustls::crypto::CryptoProvider>,
+) -> Result<own::Trust, String> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    let given = match extra_ca_pem {
+        Some(pem) => ca_certificates(pem)?,
+        None => Vec::new(),
+    };
+    for cert in &given {
+        roots
+            .add(cert.clone())
+            .map_err(|e| format!("CA certificate: {e}"))?;
+    }
+    let webpki =
+        rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+            .build()
+            .map_err(|e| e.to_string())?;
+    Ok(own::Trust { webpki, given })
 }
 
 #[cfg(test)]

@@ -844,7 +844,20 @@ unchoose: Array<string>,
  * A new password, checked with the server before it replaces the
  * old one; `null`: unchanged.
  */
-password: string | null, };
+password: string | null, 
+/**
+ * A new CA certificate (PEM; a self-hosted server's own self-signed
+ * certificate works too), checked with the server (with the new
+ * password, if one is given) before it replaces the account's;
+ * absent or `null`: unchanged.
+ */
+ca_pem?: string, 
+/**
+ * Drop the account's CA certificate: trust the public authorities
+ * only (checked with the server first, as `kairos caldav edit
+ * --no-ca`). Not with `ca_pem`.
+ */
+no_ca?: boolean, };
 
 export type CaldavCalendarView = { 
 /**

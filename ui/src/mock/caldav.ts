@@ -108,10 +108,17 @@ export class FakeCaldav {
 
   edit(r: CaldavEditRequest, cals: Omit<CalendarInfo, "events">[], newId: () => number): CaldavAccountView {
     const a = this.get(r.id);
-    if (r.every_seconds === null && !r.choose.length && !r.unchoose.length && r.password === null) throw fail("invalid", "nothing to change");
+    const login = r.password !== null || r.ca_pem !== undefined || r.no_ca === true;
+    if (r.every_seconds === null && !r.choose.length && !r.unchoose.length && !login) throw fail("invalid", "nothing to change");
+    if (r.ca_pem !== undefined && r.no_ca) throw fail("invalid", "ca_pem: give a CA certificate or drop it (no_ca), not both");
+    if (r.ca_pem !== undefined && !r.ca_pem.includes("-----BEGIN CERTIFICATE-----")) throw fail("invalid", 'ca_pem: CA certificate: no "-----BEGIN CERTIFICATE-----" block in it (give the CA\'s certificate in PEM form)');
+    // The fake's self-hosted server needs a certificate of its own.
+    if (r.no_ca && a.url.includes("self-signed.example")) throw fail("caldav_tls", `the server at ${a.url} sent a TLS certificate Kairos does not trust: it is a self-signed certificate this computer does not know`);
     for (const n of [...r.choose, ...r.unchoose]) if (!a.calendars.some((c) => c.name === n)) throw fail("not_found", `calendars: no calendar called "${n}" in this account`);
     if (r.password !== null && r.password !== FAKE_PASSWORD) throw fail("caldav_unauthorized", `the server at ${a.url} refused user "${a.user}" (401 Unauthorized): check the user name and the password (an app password if the account uses two-step sign-in)`);
     if (r.every_seconds !== null) a.every_seconds = r.every_seconds;
+    if (r.ca_pem !== undefined) a.private_ca = true;
+    if (r.no_ca) a.private_ca = false;
     for (const c of a.calendars) {
       if (r.choose.includes(c.name) && c.calendar_id === null) {
         const same = cals.find((k) => k.name === c.name);

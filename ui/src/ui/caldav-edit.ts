@@ -1,8 +1,9 @@
 /**
  * "Edit account" of a CalDAV account (`#caldav-edit-dialog`): how often it
  * syncs, which calendars (with "Refresh list" for calendars made on the
- * server since: shown unticked, marked new), a new password (checked with
- * the server before it is kept). Unticking a calendar keeps its events in
+ * server since: shown unticked, marked new), a new password and a new CA
+ * certificate, or none (checked with the server, together, before they are
+ * kept). Unticking a calendar keeps its events in
  * Kairos as an ordinary calendar; nothing on the server changes.
  */
 import { api, type CaldavAccountView } from "../ipc";
@@ -10,6 +11,7 @@ import { explain } from "../lib/errors";
 import { accountName, caldavProblemText, CALDAV_KINDS } from "../lib/caldav";
 import { t } from "../i18n";
 import { dialogHeader, field, h, showDialog, toast } from "./dom";
+import { caSection, calendarChoice } from "./caldav-parts";
 
 /** The intervals offered (seconds); the account's own is added when it is another. */
 export const INTERVALS = [60, 300, 900, 1800, 3600, 21600, 86400];
@@ -29,7 +31,9 @@ export function editChanges(
   ticked: string[],
   every: number,
   password: string,
-): { every_seconds: number | null; choose: string[]; unchoose: string[]; password: string | null } {
+  ca = "",
+  noCa = false,
+): { every_seconds: number | null; choose: string[]; unchoose: string[]; password: string | null; ca_pem?: string; no_ca?: boolean } {
   const was = new Set(a.calendars.filter((c) => c.calendar_id !== null).map((c) => c.name));
   const now = new Set(ticked);
   return {
@@ -37,6 +41,8 @@ export function editChanges(
     choose: a.calendars.map((c) => c.name).filter((n) => now.has(n) && !was.has(n)),
     unchoose: a.calendars.map((c) => c.name).filter((n) => was.has(n) && !now.has(n)),
     password: password ? password : null,
+    // A pasted certificate wins over "trust only the public authorities".
+    ...(ca.trim() ? { ca_pem: ca } : noCa && a.private_ca ? { no_ca: true } : {}),
   };
 }
 
@@ -49,6 +55,9 @@ export function openAccountEdit(start: CaldavAccountView, reload: () => Promise<
   every.replaceChildren(...intervals.map((s) => h("option", { value: String(s), selected: s === a.every_seconds }, intervalText(s))));
   const list = h("ul", { id: "dav-edit-calendars", class: "dav-choices" });
   const password = h("input", { id: "dav-new-password", type: "password", autocomplete: "new-password" });
+  const ca = h("textarea", { id: "dav-new-ca", rows: 3, placeholder: t("dav.caPh"), spellcheck: "false" });
+  const noCa = h("input", { type: "checkbox", id: "dav-no-ca" });
+  const noCaRow = a.private_ca ? h("label", { class: "check" }, noCa, h("span", null, t("dav.noCa"))) : null;
   const error = h("p", { id: "dav-edit-error", role: "alert", class: "form-error", hidden: true });
   const detail = h("p", { id: "dav-edit-detail", class: "hint", hidden: true });
   const progress = h("p", { id: "dav-edit-progress", class: "hint", role: "status", hidden: true });
@@ -57,15 +66,10 @@ export function openAccountEdit(start: CaldavAccountView, reload: () => Promise<
     list.replaceChildren(
       ...a.calendars.map((c) => {
         const on = keep ? keep.has(c.name) : c.calendar_id !== null;
-        const box = h("input", { type: "checkbox", class: "dav-edit-pick", value: c.name, checked: on });
-        const swatch = h("span", { class: "dav-swatch" });
-        swatch.style.background = c.color?.slice(0, 7) ?? "var(--muted)";
         const isNew = !known.has(c.name);
-        return h(
-          "li",
-          { "data-new": isNew ? "true" : null },
-          h("label", { class: "check" }, box, swatch, h("span", { class: "dav-cal-name" }, c.name), isNew ? h("span", { class: "dav-new" }, t("dav.new")) : null),
-        );
+        const li = calendarChoice(c, "dav-edit-pick", on, isNew ? h("span", { class: "dav-new" }, t("dav.new")) : null);
+        if (isNew) li.dataset.new = "true";
+        return li;
       }),
     );
   };
@@ -84,6 +88,10 @@ export function openAccountEdit(start: CaldavAccountView, reload: () => Promise<
     detail.textContent = ours ? err.message : "";
     detail.hidden = !ours;
     if (err.kind === "caldav_unauthorized") password.setAttribute("aria-invalid", "true");
+    if (err.kind === "caldav_tls" || err.message.startsWith("ca_pem")) {
+      ca.setAttribute("aria-invalid", "true");
+      caBox.open = true;
+    }
   };
   const refresh = h(
     "button",
@@ -109,6 +117,7 @@ export function openAccountEdit(start: CaldavAccountView, reload: () => Promise<
     },
     t("dav.refresh"),
   );
+  const caBox = caSection(ca, t("dav.caEditHint"), "dav-new-ca", noCaRow);
   const form = h(
     "form",
     { novalidate: true },
@@ -123,6 +132,7 @@ export function openAccountEdit(start: CaldavAccountView, reload: () => Promise<
       field(t("dav.newPassword"), password),
       h("p", { class: "hint" }, t("dav.newPasswordHint")),
       a.private_ca ? h("p", { class: "hint", id: "dav-ca-note" }, t("dav.caKept")) : null,
+      caBox,
       progress,
       error,
       detail,
@@ -139,13 +149,15 @@ export function openAccountEdit(start: CaldavAccountView, reload: () => Promise<
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     password.removeAttribute("aria-invalid");
+    ca.removeAttribute("aria-invalid");
     error.hidden = detail.hidden = true;
-    const change = editChanges(a, ticked(), Number(every.value), password.value);
-    if (change.every_seconds === null && !change.choose.length && !change.unchoose.length && change.password === null) {
+    const change = editChanges(a, ticked(), Number(every.value), password.value, ca.value, noCa.checked);
+    const login = change.password !== null || change.ca_pem !== undefined || change.no_ca !== undefined;
+    if (change.every_seconds === null && !change.choose.length && !change.unchoose.length && !login) {
       close();
       return;
     }
-    waiting(change.password ? t("dav.checkingPassword") : t("common.working"));
+    waiting(change.password ? t("dav.checkingPassword") : login ? t("dav.checkingCa") : t("common.working"));
     api
       .edit_caldav_account({ id: a.id, ...change })
       .then(async () => {

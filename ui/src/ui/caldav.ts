@@ -15,6 +15,7 @@ import { eventsChanged, loadCalendars, state, subscribe } from "../state";
 import { dialogHeader, field, h, showDialog, toast } from "./dom";
 import { confirmDialog } from "./scope";
 import { openAccountEdit } from "./caldav-edit";
+import { caSection, calendarChoice } from "./caldav-parts";
 
 /** How often, and how many times, the list is read while a first sync runs. */
 const POLL_MS = 1500;
@@ -104,25 +105,6 @@ export function accountOf(calendarId: number): CaldavAccountView | undefined {
   return state.caldavAccounts.find((a) => a.calendars.some((c) => c.calendar_id === calendarId));
 }
 
-/** The add dialog's optional CA certificate: a PEM paste field and a file
- * picker that fills it; open by itself when it holds something. */
-function caSection(ca: HTMLTextAreaElement): HTMLElement {
-  const file = h("input", { type: "file", id: "dav-ca-file", accept: ".pem,.crt,.cer,text/plain", hidden: true });
-  file.addEventListener("change", () => {
-    const f = file.files?.[0];
-    if (f && f.size <= 64 * 1024) void f.text().then((text) => (ca.value = text));
-  });
-  const pick = h("button", { type: "button", class: "link", id: "dav-ca-pick", onclick: () => file.click() }, t("dav.caFile"));
-  return h(
-    "details",
-    { class: "dav-ca", id: "dav-ca-details" },
-    h("summary", null, t("dav.ca")),
-    h("p", { class: "hint" }, t("dav.caHint")),
-    ca,
-    h("div", { class: "row" }, pick, file),
-  );
-}
-
 /** "Add calendar → CalDAV account…". */
 export function openCaldav(): void {
   const close = (): void => dlg.close();
@@ -138,7 +120,7 @@ export function openCaldav(): void {
     h("p", { class: "hint" }, t("dav.urlHint")),
     h("div", { class: "row" }, field(t("dav.user"), user), field(t("dav.password"), password)),
     h("p", { class: "hint" }, t("dav.passwordHint")),
-    caSection(ca),
+    caSection(ca, t("dav.caHint")),
   );
   const choices = h("ul", { id: "dav-calendars", class: "dav-choices" });
   const choose = h("div", { class: "dav-step", id: "dav-step-choose", hidden: true },
@@ -197,11 +179,9 @@ export function openCaldav(): void {
       ...(d.calendars.length === 0
         ? [h("li", { class: "hint" }, t("dav.none"))]
         : d.calendars.map((c) => {
-            const box = h("input", { type: "checkbox", class: "dav-pick", value: c.name, checked: ticked.has(c.name) });
-            box.addEventListener("change", () => (next.disabled = chosen().length === 0));
-            const swatch = h("span", { class: "dav-swatch" });
-            swatch.style.background = c.color?.slice(0, 7) ?? "var(--muted)";
-            return h("li", null, h("label", { class: "check" }, box, swatch, h("span", { class: "dav-cal-name" }, c.name), h("span", { class: "muted dav-holds" }, holds(c))));
+            const li = calendarChoice(c, "dav-pick", ticked.has(c.name), h("span", { class: "muted dav-holds" }, holds(c)));
+            li.querySelector("input")?.addEventListener("change", () => (next.disabled = chosen().length === 0));
+            return li;
           })),
     );
     step("choose");

@@ -73,6 +73,43 @@ test("a new account behind a private CA: the certificate error opens the CA fiel
   await page.close();
 });
 
+test("edit: a new CA certificate, checked first (a bad one opens the field); then back to the usual authorities", async () => {
+  const { page, errors } = await open("caldav=1");
+  const good = page.locator(".dav-account", { hasText: "alice · dav.example.com" });
+  await good.waitFor();
+  await good.locator(".dav-edit").click();
+  await page.waitForSelector("#caldav-edit-dialog");
+  // No CA yet: nothing to remove.
+  expect(await page.locator("#dav-no-ca").count()).toBe(0);
+  expect(await page.locator("#dav-new-ca-details").evaluate((d) => (d as HTMLDetailsElement).open)).toBe(false);
+  await page.click("#dav-new-ca-details summary");
+  await page.fill("#dav-new-ca", "not a certificate");
+  await page.click("#dav-save");
+  await page.waitForSelector("#dav-edit-error:not([hidden])");
+  expect(await page.getAttribute("#dav-new-ca", "aria-invalid")).toBe("true");
+  expect(await page.locator("#caldav-edit-dialog").isVisible()).toBe(true);
+  const pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+  await page.fill("#dav-new-ca", pem);
+  await page.click("#dav-save");
+  // The refused one was call 1.
+  const call = await waitForCall(page, "edit_caldav_account", 2);
+  expect(call.args.request).toMatchObject({ ca_pem: pem, every_seconds: null, password: null });
+  await page.waitForSelector("#caldav-edit-dialog", { state: "detached" });
+
+  // Now it has one: "trust only the usual authorities" is offered.
+  await good.locator(".dav-edit").click();
+  await page.waitForSelector("#dav-ca-note");
+  await page.click("#dav-new-ca-details summary");
+  await page.check("#dav-no-ca");
+  await page.click("#dav-save");
+  const drop = await waitForCall(page, "edit_caldav_account", 3);
+  expect(drop.args.request).toMatchObject({ no_ca: true });
+  expect(drop.args.request).not.toHaveProperty("ca_pem");
+  await page.waitForSelector("#caldav-edit-dialog", { state: "detached" });
+  expect(errors).toEqual([]);
+  await page.close();
+});
+
 test("简体中文: the edit dialog", async () => {
   const { page } = await open("caldav=1&lang=zh-CN");
   const good = page.locator(".dav-account", { hasText: "alice · dav.example.com" });
@@ -82,5 +119,6 @@ test("简体中文: the edit dialog", async () => {
   await page.waitForSelector("#caldav-edit-dialog");
   expect(await page.textContent("#dav-refresh")).toBe("刷新列表");
   expect(await page.locator("#dav-every option").allTextContents()).toContain("5 分钟");
+  expect(await page.textContent("#dav-new-ca-details .hint")).toContain("自签名证书");
   await page.close();
 });

@@ -34,3 +34,17 @@ test("intervals in words, in both languages", () => {
   expect(intervalText(300)).toBe("5 分钟");
   expect(intervalText(86400)).toBe("1 天");
 });
+
+test("a new CA certificate, or none, is asked for only when given", () => {
+  const pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+  expect(editChanges(account, ["Work"], 300, "", "  \n")).toEqual({ every_seconds: null, choose: [], unchoose: [], password: null });
+  expect(editChanges(account, ["Work"], 300, "", pem)).toMatchObject({ ca_pem: pem, password: null });
+  // "Trust only the usual authorities" only means something when the account has a CA.
+  expect(editChanges(account, ["Work"], 300, "", "", true)).not.toHaveProperty("no_ca");
+  const own = { ...account, private_ca: true };
+  expect(editChanges(own, ["Work"], 300, "", "", true)).toMatchObject({ no_ca: true });
+  // A pasted certificate wins over the box.
+  const both = editChanges(own, ["Work"], 300, "pw", pem, true);
+  expect(both).toMatchObject({ ca_pem: pem, password: "pw" });
+  expect(both).not.toHaveProperty("no_ca");
+});

@@ -81,6 +81,19 @@ pub struct CaldavEditRequest {
     /// A new password, checked with the server before it replaces the
     /// old one; `null`: unchanged.
     pub password: Option<String>,
+    /// A new CA certificate (PEM; a self-hosted server's own self-signed
+    /// certificate works too), checked with the server (with the new
+    /// password, if one is given) before it replaces the account's;
+    /// absent or `null`: unchanged.
+    #[serde(default)]
+    #[ts(optional)]
+    pub ca_pem: Option<String>,
+    /// Drop the account's CA certificate: trust the public authorities
+    /// only (checked with the server first, as `kairos caldav edit
+    /// --no-ca`). Not with `ca_pem`.
+    #[serde(default)]
+    #[ts(optional)]
+    pub no_ca: Option<bool>,
 }
 
 /// A calendar of an account.

@@ -15,6 +15,8 @@ fn edit(id: i64) -> CaldavEditRequest {
         choose: vec![],
         unchoose: vec![],
         password: None,
+        ca_pem: None,
+        no_ca: None,
     }
 }
 
@@ -141,6 +143,58 @@ fn a_new_account_behind_a_private_ca_needs_its_certificate() {
     assert!(acc.list().expect("list").is_empty());
     let a = acc.add(&req(Some(&ca)), t(NOW)).expect("add");
     assert!(a.private_ca);
+    let v = acc.sync_now(a.id, t(NOW)).expect("sync");
+    assert!(v.last_error.is_none(), "{:?}", v.last_error);
+}
+
+#[test]
+fn an_accounts_ca_is_changed_in_edit_only_once_the_server_accepts_it() {
+    let (rad, ca) = DavServer::radicale_tls(&[]);
+    let url = rad.https_url();
+    let (_app, _dir, db) = app("UTC", NOW);
+    let acc = accounts(&db);
+    let other = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()])
+        .expect("cert")
+        .cert
+        .pem();
+    let bundle = format!("{other}{ca}");
+    let add = CaldavAddRequest {
+        ca_pem: Some(bundle.clone()),
+        ..add_req(&url, &["Work"])
+    };
+    let a = acc.add(&add, t(NOW)).expect("add");
+    let stored = || {
+        let store = kairos_store::Store::open(&db).expect("open");
+        store.read(|r| r.caldav_accounts()).expect("read")[0]
+            .ca_pem
+            .clone()
+    };
+    assert_eq!(stored().as_deref(), Some(bundle.trim()));
+    let with = |ca_pem: Option<&str>, no_ca: bool| CaldavEditRequest {
+        ca_pem: ca_pem.map(str::to_owned),
+        no_ca: Some(no_ca),
+        ..edit(a.id)
+    };
+
+    // Refused by the server (another certificate, none): the CA kept.
+    for req in [with(Some(&other), false), with(None, true)] {
+        let e = acc.edit(&req, t(NOW)).expect_err("untrusted");
+        assert_eq!(e.kind, ErrorKind::CaldavTls, "{}", e.message);
+        assert_eq!(stored().as_deref(), Some(bundle.trim()));
+    }
+    // Refused before the server is asked.
+    let e = acc
+        .edit(&with(Some("junk"), false), t(NOW))
+        .expect_err("bad");
+    assert!(e.message.starts_with("ca_pem:"), "{}", e.message);
+    let e = acc.edit(&with(Some(&ca), true), t(NOW)).expect_err("both");
+    assert_eq!(e.kind, ErrorKind::Invalid, "{}", e.message);
+    assert_eq!(stored().as_deref(), Some(bundle.trim()));
+
+    // The server's CA alone: checked, kept, used.
+    let v = acc.edit(&with(Some(&ca), false), t(NOW)).expect("edit");
+    assert!(v.private_ca);
+    assert_eq!(stored().as_deref(), Some(ca.trim()));
     let v = acc.sync_now(a.id, t(NOW)).expect("sync");
     assert!(v.last_error.is_none(), "{:?}", v.last_error);
 }

@@ -18,6 +18,7 @@ mod server;
 mod snooze;
 mod snooze_more;
 mod sync;
+mod tls;
 mod xandikos;
 
 use std::collections::BTreeMap;

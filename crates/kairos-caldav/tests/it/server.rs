@@ -74,8 +74,6 @@ impl DavServer {
     /// storage before it starts (the test's plain HTTP client cannot speak
     /// TLS). Returns the server and the CA certificate (PEM).
     pub(crate) fn radicale_tls(objects: &[(&str, &str)]) -> (Self, String) {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let port = free_port();
         let ca_key = rcgen::KeyPair::generate().expect("CA key");
         let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA params");
         ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
@@ -87,9 +85,19 @@ impl DavServer {
             .expect("params")
             .signed_by(&key, &ca)
             .expect("leaf");
+        let server = Self::radicale_https(objects, &leaf.pem(), &key.serialize_pem());
+        (server, ca.pem())
+    }
+
+    /// Starts Radicale over HTTPS with the certificate `cert_pem` (its key
+    /// `key_pem`), with calendar "Work" (`/alice/work/`) holding `objects`
+    /// as [`Self::radicale_tls`] does.
+    pub(crate) fn radicale_https(objects: &[(&str, &str)], cert_pem: &str, key_pem: &str) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let port = free_port();
         let (cert, keyf) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-        std::fs::write(&cert, leaf.pem()).expect("cert");
-        std::fs::write(&keyf, key.serialize_pem()).expect("key");
+        std::fs::write(&cert, cert_pem).expect("cert");
+        std::fs::write(&keyf, key_pem).expect("key");
         let work = dir.path().join("collections/collection-root/alice/work");
         std::fs::create_dir_all(&work).expect("storage");
         std::fs::write(
@@ -118,7 +126,7 @@ impl DavServer {
         .expect("config");
         let mut cmd = Command::new(python());
         cmd.args(["-m", "radicale", "--config"]).arg(&config);
-        (Self::spawn("radicale", cmd, port, dir), ca.pem())
+        Self::spawn("radicale", cmd, port, dir)
     }
 
     /// Changes Radicale's password for [`USER`] (it reads its users file

@@ -324,3 +324,65 @@ fn a_relative_snooze_in_an_override_is_resolved_against_its_moved_start() {
     let s = snooze_of(&fx.store, "daily", &base.key).expect("a snooze instance");
     assert_eq!(s.trigger_at, at(2, 10, 55));
 }
+
+#[test]
+fn a_dismissal_in_kairos_ends_another_clients_snooze_with_a_relative_trigger() {
+    // "5 minutes before the start" (09:55) and "at the end" (10:30).
+    for (trigger, due) in [
+        ("TRIGGER:-PT5M", at(1, 9, 55)),
+        ("TRIGGER;RELATED=END:PT0S", at(1, 10, 30)),
+    ] {
+        let mut fx = Fx::new();
+        let path = "/alice/work/one.ics";
+        let one = |alarms: &str| {
+            format!(
+                "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\nBEGIN:VEVENT\r\n\
+                 UID:one\r\nDTSTAMP:20260101T000000Z\r\nDTSTART:20260301T100000Z\r\n\
+                 DURATION:PT30M\r\nSUMMARY:Call\r\n{alarms}END:VEVENT\r\nEND:VCALENDAR\r\n"
+            )
+        };
+        let alarm = "BEGIN:VALARM\r\nUID:a1\r\nACTION:DISPLAY\r\nDESCRIPTION:r\r\n\
+                     TRIGGER:-PT15M\r\nEND:VALARM\r\n";
+        fx.rad.put(path, &one(alarm));
+        fx.add();
+        fx.sync(t0());
+        // The other client snoozes it when it rings at 09:45.
+        fx.rad
+            .put(path, &one(&snoozed_alarms("20260301T094600Z", trigger)));
+        let r = fx.sync(at(1, 9, 47));
+        assert_eq!(r.snoozed_here, 1, "{trigger}: {r:?}");
+        let base = of(&fx.store, "one", "2026-03-01T10:00:00Z");
+        let s = snooze_of(&fx.store, "one", &base.key).expect("a snooze instance");
+        assert_eq!(s.trigger_at, due, "{trigger}");
+
+        // It rings again at its time; dismissed here a minute later.
+        let dismissed = due + Duration::minutes(1);
+        kairos_engine::actions::dismiss(&mut fx.store, &s.key, dismissed).unwrap();
+        let r = fx.sync(dismissed + Duration::minutes(1));
+        assert_eq!(r.acknowledged_there, 1, "{trigger}: {r:?}");
+        let stamp = format!("ACKNOWLEDGED:{}", dismissed.format("%Y%m%dT%H%M%SZ"));
+        let ev = vevents(&fx, path).remove(0);
+        let alarms: Vec<&str> = ev.split("BEGIN:VALARM").skip(1).collect();
+        assert_eq!(alarms.len(), 2, "{trigger}: {alarms:?}");
+        for a in &alarms {
+            assert!(
+                a.contains(&stamp),
+                "{trigger}: both alarms done: {alarms:?}"
+            );
+        }
+
+        // Read back (here, and by a client that reads RFC 9074): nothing
+        // snoozes it any more, nothing rings.
+        let r = fx.sync(dismissed + Duration::minutes(2));
+        assert_eq!(
+            (r.snoozed_here, r.written_there),
+            (0, 0),
+            "{trigger}: {r:?}"
+        );
+        let open: Vec<Instance> = instances(&fx.store, "one")
+            .into_iter()
+            .filter(|i| i.state == State::Pending)
+            .collect();
+        assert!(open.is_empty(), "{trigger}: {open:?}");
+    }
+}

@@ -91,6 +91,22 @@ fn caldav_add_ca_trusts_a_private_ca_and_the_daemon_keeps_using_it() {
     // The file may go: the CA is kept with the account.
     std::fs::remove_file(&pem).expect("rm");
 
+    // `edit --no-ca` / `--ca` with a certificate the server does not
+    // have: checked with the server first, refused, the CA kept.
+    let e = err(&run(&db, &["caldav", "edit", "--no-ca"], ""));
+    assert!(e.contains("Kairos does not trust"), "{e}");
+    let other = dir.path().join("other.pem");
+    let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()]).expect("cert");
+    std::fs::write(&other, ck.cert.pem()).expect("write");
+    let e = err(&run(
+        &db,
+        &["caldav", "edit", "--ca", other.to_str().expect("utf-8")],
+        "",
+    ));
+    assert!(e.contains("Kairos does not trust"), "{e}");
+    let lines = ok_lines(&run(&db, &["caldav", "calendars"], ""));
+    assert_eq!(lines[0]["private_ca"], true, "{lines:?}");
+
     // A daemon started afresh syncs over TLS with the stored CA.
     let _d = daemon(&db);
     let st = wait_synced(&db, Instant::now() + Duration::from_secs(60));
@@ -127,6 +143,18 @@ fn caldav_edit_and_refresh_change_an_account_once_added() {
 
     let e = err(&run(&db, &["caldav", "edit"], ""));
     assert!(e.contains("nothing to change"), "{e}");
+    // A CA given and taken back (plain HTTP: no certificate to check).
+    let ck = rcgen::generate_simple_self_signed(vec!["localhost".into()]).expect("cert");
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, ck.cert.pem()).expect("write");
+    let lines = ok_lines(&run(
+        &db,
+        &["caldav", "edit", "--ca", ca.to_str().expect("utf-8")],
+        "",
+    ));
+    assert_eq!(lines[0]["private_ca"], true, "{lines:?}");
+    let lines = ok_lines(&run(&db, &["caldav", "edit", "--no-ca"], ""));
+    assert_eq!(lines[0]["private_ca"], false, "{lines:?}");
     let e = err(&run(&db, &["caldav", "edit", "--choose", "Nope"], ""));
     assert!(
         e.contains("no calendar called \"Nope\"") && e.contains("Home, Work"),

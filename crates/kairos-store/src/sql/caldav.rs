@@ -183,6 +183,17 @@ impl Tx<'_> {
             .at(self.ctx)
     }
 
+    /// Sets the CA certificate (PEM) account `id` trusts; `None`: only the
+    /// web's roots. Returns false when there is no such account.
+    pub fn caldav_account_set_ca(&self, id: i64, ca_pem: Option<&str>) -> Result<bool> {
+        let n = self
+            .conn
+            .prepare_cached("UPDATE caldav_accounts SET ca_pem = ?2 WHERE id = ?1")
+            .and_then(|mut s| s.execute(params![id, ca_pem]))
+            .at(self.ctx)?;
+        Ok(n > 0)
+    }
+
     /// Removes an account, its calendars' links and objects (not the Kairos
     /// calendars or their events). Returns false when there was none.
     pub fn caldav_account_delete(&self, id: i64) -> Result<bool> {

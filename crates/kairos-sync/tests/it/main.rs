@@ -11,4 +11,5 @@ mod pairing;
 mod protocol;
 mod state;
 mod support;
+mod tls;
 mod work;

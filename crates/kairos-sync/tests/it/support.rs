@@ -41,6 +41,8 @@ pub struct Server {
     pub url: String,
     addr: SocketAddr,
     data: PathBuf,
+    /// For `wss://` (kept for a restart).
+    tls: Option<Arc<rustls::ServerConfig>>,
     running: Option<Running>,
     _dir: tempfile::TempDir,
 }
@@ -55,11 +57,24 @@ struct Running {
 impl Server {
     /// A server on a fresh data directory and a free port.
     pub fn start() -> Self {
+        Self::start_with(None)
+    }
+
+    /// A server speaking `wss://` with `tls`; its URL names `localhost`.
+    pub fn start_tls(tls: Arc<rustls::ServerConfig>) -> Self {
+        Self::start_with(Some(tls))
+    }
+
+    fn start_with(tls: Option<Arc<rustls::ServerConfig>>) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
-        let (addr, running) = launch(&data, "127.0.0.1:0".parse().unwrap());
+        let (addr, running) = launch(&data, "127.0.0.1:0".parse().unwrap(), tls.clone());
         Self {
-            url: format!("ws://{addr}"),
+            url: match tls {
+                Some(_) => format!("wss://localhost:{}", addr.port()),
+                None => format!("ws://{addr}"),
+            },
+            tls,
             addr,
             data,
             running: Some(running),
@@ -88,7 +103,7 @@ impl Server {
 
     /// Starts a stopped server again on the same port and data.
     pub fn resume(&mut self) {
-        let (_, running) = launch(&self.data, self.addr);
+        let (_, running) = launch(&self.data, self.addr, self.tls.clone());
         self.running = Some(running);
     }
 
@@ -117,13 +132,18 @@ impl Drop for Server {
 /// Binds `addr` here (so the port is known, and connections queue until
 /// the server accepts them: no readiness to wait for), and runs the server
 /// on it on a thread with a multi-thread runtime of its own.
-fn launch(data: &Path, addr: SocketAddr) -> (SocketAddr, Running) {
+fn launch(
+    data: &Path,
+    addr: SocketAddr,
+    tls: Option<Arc<rustls::ServerConfig>>,
+) -> (SocketAddr, Running) {
     let listener = std::net::TcpListener::bind(addr).unwrap();
     listener.set_nonblocking(true).unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let (done_tx, done) = mpsc::channel();
-    let config = kairos_server::Config::new(data.to_owned());
+    let mut config = kairos_server::Config::new(data.to_owned());
+    config.tls = tls;
     let thread = std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
