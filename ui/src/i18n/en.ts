@@ -109,6 +109,7 @@ export const en = {
   "dav.err.caldav_bad_url": "That is not a server address. Enter one like https://dav.example.com/ or an e-mail address.",
   "dav.err.caldav_secret": "The password could not be kept in your system's keyring. Unlock the keyring and try again.",
   "dav.err.caldav_server": "The server answered with an error. Try again later.",
+  "dav.err.badCa": "Kairos cannot read a certificate in the certificate authority box. Paste the whole certificate, from -----BEGIN CERTIFICATE----- to -----END CERTIFICATE-----, or choose its .pem or .crt file.",
   "dav.err.other": "The account could not be reached.",
   "dav.short.caldav_unauthorized": "Wrong user name or password",
   "dav.short.caldav_not_caldav": "Not a CalDAV server",

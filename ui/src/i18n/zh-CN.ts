@@ -111,6 +111,7 @@ export const zhCN: Record<keyof typeof en, string> = {
   "dav.err.caldav_bad_url": "这不是服务器地址。请输入类似 https://dav.example.com/ 的地址或电子邮件地址。",
   "dav.err.caldav_secret": "无法将密码保存到系统钥匙环。请解锁钥匙环后重试。",
   "dav.err.caldav_server": "服务器返回了错误。请稍后重试。",
+  "dav.err.badCa": "Kairos 无法从“证书颁发机构”框中读出证书。请粘贴完整的证书（从 -----BEGIN CERTIFICATE----- 到 -----END CERTIFICATE-----），或选择其 .pem 或 .crt 文件。",
   "dav.err.other": "无法连接该账户。",
   "dav.short.caldav_unauthorized": "用户名或密码错误",
   "dav.short.caldav_not_caldav": "不是 CalDAV 服务器",

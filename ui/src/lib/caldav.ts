@@ -8,6 +8,7 @@
 import type { ApiError, CaldavAccountView, CaldavProblem, ErrorKind, RemoteCalendarView } from "../ipc";
 import { t, type Key } from "../i18n";
 import { formatClock } from "./dates";
+import { explain } from "./errors";
 
 /** The error kinds of CalDAV, each worded in `dav.err.<kind>` and `dav.short.<kind>`. */
 export const CALDAV_KINDS: readonly ErrorKind[] = [
@@ -19,6 +20,29 @@ const known = (k: ErrorKind): boolean => CALDAV_KINDS.includes(k);
 /** Plain words for a CalDAV failure, with what to do (the detail stays in the message). */
 export function caldavProblemText(p: CaldavProblem | ApiError): string {
   return known(p.kind) ? t(`dav.err.${p.kind}` as Key) : t("dav.err.other");
+}
+
+/** What a CalDAV dialog shows when a step fails. */
+export interface DialogProblem {
+  /** Plain words in the UI's language, with what to do. */
+  text: string;
+  /** The server's or the checker's own words, shown small below ("" for none). */
+  detail: string;
+  /** Whether it is about the certificate authority (open that section, mark it). */
+  ca: boolean;
+}
+
+/** Prefix of the backend's message for a CA text it cannot read. */
+const CA_FIELD = "ca_pem: ";
+
+/** A dialog step's failure in plain words: a CalDAV failure, a CA text
+ * that holds no certificate, or any other backend error. */
+export function dialogProblem(e: ApiError): DialogProblem {
+  if (known(e.kind)) return { text: caldavProblemText(e), detail: e.message, ca: e.kind === "caldav_tls" };
+  if (e.kind === "invalid" && e.message.startsWith(CA_FIELD)) {
+    return { text: t("dav.err.badCa"), detail: e.message.slice(CA_FIELD.length), ca: true };
+  }
+  return { text: explain(e).text, detail: "", ca: false };
 }
 
 /** A few words for the sidebar. */

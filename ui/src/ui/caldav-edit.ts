@@ -6,9 +6,8 @@
  * kept). Unticking a calendar keeps its events in
  * Kairos as an ordinary calendar; nothing on the server changes.
  */
-import { api, type CaldavAccountView } from "../ipc";
-import { explain } from "../lib/errors";
-import { accountName, caldavProblemText, CALDAV_KINDS } from "../lib/caldav";
+import { api, type ApiError, type CaldavAccountView } from "../ipc";
+import { accountName, dialogProblem } from "../lib/caldav";
 import { t } from "../i18n";
 import { dialogHeader, field, h, showDialog, toast } from "./dom";
 import { caSection, calendarChoice } from "./caldav-parts";
@@ -81,14 +80,14 @@ export function openAccountEdit(start: CaldavAccountView, reload: () => Promise<
   };
   const fail = (e: unknown): void => {
     waiting(null);
-    const err = e as { kind: string; message: string };
-    const ours = CALDAV_KINDS.includes(err.kind as never);
-    error.textContent = ours ? caldavProblemText(err as never) : explain(e as never).text;
+    const err = e as ApiError;
+    const p = dialogProblem(err);
+    error.textContent = p.text;
     error.hidden = false;
-    detail.textContent = ours ? err.message : "";
-    detail.hidden = !ours;
+    detail.textContent = p.detail;
+    detail.hidden = p.detail === "";
     if (err.kind === "caldav_unauthorized") password.setAttribute("aria-invalid", "true");
-    if (err.kind === "caldav_tls" || err.message.startsWith("ca_pem")) {
+    if (p.ca) {
       ca.setAttribute("aria-invalid", "true");
       caBox.open = true;
     }

@@ -7,9 +7,9 @@
  * failed, the list is read again every few seconds (bounded); a sync that
  * changed calendars also reaches this through `kairos://data-changed`.
  */
-import { api, type CaldavAccountView, type CaldavDiscovery, type CaldavLogin } from "../ipc";
+import { api, type ApiError, type CaldavAccountView, type CaldavDiscovery, type CaldavLogin } from "../ipc";
 import { explain } from "../lib/errors";
-import { accountName, accountStatus, caldavField, caldavProblemText, CALDAV_KINDS, defaultChosen, holds } from "../lib/caldav";
+import { accountName, accountStatus, caldavField, CALDAV_KINDS, defaultChosen, dialogProblem, holds } from "../lib/caldav";
 import { locale, t } from "../i18n";
 import { eventsChanged, loadCalendars, state, subscribe } from "../state";
 import { dialogHeader, field, h, showDialog, toast } from "./dom";
@@ -160,14 +160,15 @@ export function openCaldav(): void {
   };
   const fail = (e: unknown): void => {
     waiting(null);
-    const err = e as { kind: string; message: string };
-    const ours = CALDAV_KINDS.includes(err.kind as never);
-    error.textContent = ours ? caldavProblemText(err as never) : explain(e as never).text;
+    const err = e as ApiError;
+    const p = dialogProblem(err);
+    const ours = CALDAV_KINDS.includes(err.kind);
+    error.textContent = p.text;
     error.hidden = false;
-    detail.textContent = ours ? err.message : "";
-    detail.hidden = !ours;
-    const id = err.message.startsWith("ca_pem") ? "dav-ca" : ours ? caldavField(err.kind as never) : err.message.startsWith("password") ? "dav-password" : err.message.startsWith("user") ? "dav-user" : "dav-url";
-    if (err.kind === "caldav_tls") (form.querySelector("#dav-ca-details") as HTMLDetailsElement).open = true;
+    detail.textContent = p.detail;
+    detail.hidden = p.detail === "";
+    const id = p.ca && !ours ? "dav-ca" : ours ? caldavField(err.kind) : err.message.startsWith("password") ? "dav-password" : err.message.startsWith("user") ? "dav-user" : "dav-url";
+    if (p.ca) (form.querySelector("#dav-ca-details") as HTMLDetailsElement).open = true;
     if (id && dlg.dataset.step !== "login") step("login");
     const target = id ? form.querySelector<HTMLElement>(`#${id}`) : null;
     target?.setAttribute("aria-invalid", "true");

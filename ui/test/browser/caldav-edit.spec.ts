@@ -61,6 +61,9 @@ test("a new account behind a private CA: the certificate error opens the CA fiel
   await page.fill("#dav-ca", "not a certificate");
   await page.click("#dav-next");
   await page.waitForFunction(() => document.activeElement?.id === "dav-ca");
+  // In plain words, the checker's own below, never the field's code name.
+  expect(await page.textContent("#dav-error")).toMatch(/^Kairos cannot read a certificate/);
+  expect(await page.textContent("#dav-error-detail")).toContain("block in it");
   const pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
   await page.fill("#dav-ca", pem);
   await page.click("#dav-next");
@@ -87,6 +90,8 @@ test("edit: a new CA certificate, checked first (a bad one opens the field); the
   await page.click("#dav-save");
   await page.waitForSelector("#dav-edit-error:not([hidden])");
   expect(await page.getAttribute("#dav-new-ca", "aria-invalid")).toBe("true");
+  expect(await page.textContent("#dav-edit-error")).toMatch(/^Kairos cannot read a certificate/);
+  expect(await page.textContent("#dav-edit-detail")).toContain("block in it");
   expect(await page.locator("#caldav-edit-dialog").isVisible()).toBe(true);
   const pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
   await page.fill("#dav-new-ca", pem);

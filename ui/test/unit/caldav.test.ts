@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, test } from "vitest";
-import { accountName, accountStatus, caldavField, caldavProblemShort, caldavProblemText, CALDAV_KINDS, defaultChosen, holds } from "../../src/lib/caldav";
+import { accountName, accountStatus, caldavField, caldavProblemShort, caldavProblemText, CALDAV_KINDS, defaultChosen, dialogProblem, holds } from "../../src/lib/caldav";
 import { setLang } from "../../src/i18n";
 import { toApiError, type CaldavAccountView } from "../../src/ipc";
 
@@ -70,6 +70,25 @@ test("every CalDAV error kind crosses IPC as itself, has words with what to do i
   for (const kind of ["caldav_unauthorized", "caldav_not_caldav", "caldav_unreachable", "caldav_tls", "caldav_timeout"] as const) {
     expect(caldavProblemText({ kind, message: "x" })).toMatch(/\. [A-Z].*\.$/);
   }
+});
+
+test("a dialog's failure: CalDAV kinds and a CA text without a certificate in plain words, other errors as usual", () => {
+  const badCa = { kind: "invalid" as const, message: "ca_pem: CA certificate: no block in it" };
+  for (const lang of ["en", "zh-CN"] as const) {
+    setLang(lang);
+    const p = dialogProblem(badCa);
+    expect(p.ca).toBe(true);
+    expect(p.detail).toBe("CA certificate: no block in it");
+    expect(p.text).not.toContain("ca_pem");
+    expect(p.text).toContain("-----BEGIN CERTIFICATE-----");
+    expect(p.text).not.toBe(dialogProblem({ kind: "invalid", message: "url: empty" }).text);
+    const tls = dialogProblem({ kind: "caldav_tls", message: "unknown issuer" });
+    expect(tls).toEqual({ text: caldavProblemText({ kind: "caldav_tls", message: "" }), detail: "unknown issuer", ca: true });
+    expect(dialogProblem({ kind: "caldav_unauthorized", message: "401" }).ca).toBe(false);
+  }
+  setLang("en");
+  expect(dialogProblem(badCa).text).toMatch(/^Kairos cannot read a certificate/);
+  expect(dialogProblem({ kind: "internal", message: "disk full" })).toEqual({ text: expect.stringContaining("disk full"), detail: "", ca: false });
 });
 
 test("the calendars ticked at first hold events; names and what a calendar holds", () => {
