@@ -27,6 +27,15 @@ pub const MAX_CAS: usize = 64;
 /// # Errors
 /// Text that holds no certificate, one that does not parse, too many.
 pub fn ca_certificates(pem: &str) -> Result<Vec<CertificateDer<'static>>, String> {
+    anchors(pem, &mut rustls::RootCertStore::empty())
+}
+
+/// [`ca_certificates`], each one also added to `roots` (which is how
+/// rustls checks it as a trust anchor).
+fn anchors(
+    pem: &str,
+    roots: &mut rustls::RootCertStore,
+) -> Result<Vec<CertificateDer<'static>>, String> {
     let mut certs = Vec::new();
     for cert in CertificateDer::pem_slice_iter(pem.as_bytes()) {
         let cert = cert.map_err(|e| format!("CA certificate: {e}"))?;
@@ -35,6 +44,9 @@ pub fn ca_certificates(pem: &str) -> Result<Vec<CertificateDer<'static>>, String
                 "CA certificate: more than {MAX_CAS} certificates (give only your own CA)"
             ));
         }
+        roots
+            .add(cert.clone())
+            .map_err(|e| format!("CA certificate: {e}"))?;
         certs.push(cert);
     }
     if certs.is_empty() {
@@ -43,12 +55,6 @@ pub fn ca_certificates(pem: &str) -> Result<Vec<CertificateDer<'static>>, String
              certificate in PEM form)"
                 .to_owned(),
         );
-    }
-    let mut roots = rustls::RootCertStore::empty();
-    for c in &certs {
-        roots
-            .add(c.clone())
-            .map_err(|e| format!("CA certificate: {e}"))?;
     }
     Ok(certs)
 }
@@ -104,14 +110,9 @@ fn trust(
     let mut roots = rustls::RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
     let given = match extra_ca_pem {
-        Some(pem) => ca_certificates(pem)?,
+        Some(pem) => anchors(pem, &mut roots)?,
         None => Vec::new(),
     };
-    for cert in &given {
-        roots
-            .add(cert.clone())
-            .map_err(|e| format!("CA certificate: {e}"))?;
-    }
     let webpki =
         rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
             .build()
