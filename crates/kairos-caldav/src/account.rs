@@ -289,7 +289,8 @@ fn attempted(store: &mut Store, local: CalendarId, ok: bool, when: When) -> Resu
 }
 
 /// Removes the account at `url` (or the only one, when `url` is `None`):
-/// its password, its calendars' links and sync state. The Kairos calendars
+/// its password, its calendars' links and sync state (the fallback's
+/// `caldav.failing.*` / `caldav.taken.*` marks too). The Kairos calendars
 /// and their events stay (delete them like any calendar). Returns the
 /// account removed.
 ///
@@ -302,7 +303,14 @@ pub fn remove(
 ) -> Result<CaldavAccount> {
     let a = crate::manage::pick(store, url, "remove")?;
     secrets.delete(&a.secret_ref)?;
-    store.write(|tx| tx.caldav_account_delete(a.id))?;
+    let cals = store.read(|r| r.caldav_calendars(a.id))?;
+    store.write(|tx| {
+        // The fallback's state of each linked calendar goes with the link.
+        for local in cals.iter().filter_map(|c| c.calendar_id) {
+            kairos_engine::sync::caldav::forget(tx, local)?;
+        }
+        tx.caldav_account_delete(a.id)
+    })?;
     crate::status::forget(store, a.id)?;
     Ok(a)
 }

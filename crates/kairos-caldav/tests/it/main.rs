@@ -10,6 +10,7 @@ mod devices;
 mod errors;
 mod first_sync;
 mod kx;
+mod legacy;
 mod linked;
 mod linked_more;
 mod manage;
