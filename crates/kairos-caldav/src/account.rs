@@ -130,6 +130,31 @@ pub(crate) fn link(store: &mut Store, cc: &CaldavCalendar, when: When) -> Result
     Ok(local.id)
 }
 
+/// The Kairos calendar `cc` is linked to, `local`, moved to the uid derived
+/// from the collection ([`collection_uid`]) when a version before 12-06
+/// linked it under a random one: its series, reminders' acknowledgements
+/// and link go to the derived calendar, the old one is deleted, all
+/// recorded for Kairos sync, so every device ends with one calendar and
+/// the same keys (`kairos_engine::sync::caldav_rekey`). Returns the id.
+fn relink(
+    store: &mut Store,
+    account: &CaldavAccount,
+    cc: &CaldavCalendar,
+    local: CalendarId,
+    when: When,
+) -> Result<CalendarId> {
+    let uid = collection_uid(&account.home, &account.username, &cc.href);
+    let moved = kairos_engine::sync::caldav_rekey::rekey(
+        store,
+        local,
+        &uid,
+        when.now,
+        when.horizon,
+        when.floating,
+    )?;
+    Ok(moved.map_or(local, |m| m.calendar))
+}
+
 /// Every account with its calendars.
 ///
 /// # Errors
@@ -256,7 +281,7 @@ fn sync_calendars(
     };
     for cc in wanted {
         let local = match cc.calendar_id {
-            Some(id) => id,
+            Some(id) => relink(store, account, cc, id, when)?,
             None => link(store, cc, when)?,
         };
         let cc = store

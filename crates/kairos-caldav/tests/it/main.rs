@@ -14,6 +14,7 @@ mod legacy;
 mod linked;
 mod linked_more;
 mod manage;
+mod rekey;
 mod relay;
 mod server;
 mod snooze;

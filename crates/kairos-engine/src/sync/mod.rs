@@ -16,6 +16,7 @@ pub mod acks;
 pub mod apply;
 pub mod caldav;
 pub mod caldav_copy;
+pub mod caldav_rekey;
 pub mod feed;
 
 use chrono::{DateTime, Utc};
