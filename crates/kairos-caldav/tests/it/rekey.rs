@@ -10,12 +10,14 @@ use kairos_store::{Instance, State};
 
 use crate::event;
 use crate::kx::{Dev, Kx};
-use crate::linked::{PATH, UID};
+use crate::linked::{PATH, UID, at};
 use crate::server::DavServer;
 use crate::t0;
 
 const REVIEW: &str = "review-0815";
 const REVIEW_PATH: &str = "/alice/work/review-0815.ics";
+const RETRO: &str = "retro-42";
+const RETRO_PATH: &str = "/alice/work/retro-42.ics";
 
 /// What the old version did when it linked the collection: a calendar
 /// called after it with a random uid (`import` makes one), the server's
@@ -23,7 +25,7 @@ const REVIEW_PATH: &str = "/alice/work/review-0815.ics";
 /// (the derived uid) is replaced by such a one, holding the same series.
 fn link_as_before_12_06(d: &mut Dev, url: &str) {
     d.link(url);
-    assert_eq!(d.caldav().changed_here, 2);
+    assert_eq!(d.caldav().changed_here, 3);
     let derived = d.work();
     let rows = d.store.read(|r| r.events_of(derived.id)).unwrap();
     let cal = kairos_engine::series::read_calendar(&rows, "Work").unwrap();
@@ -98,15 +100,26 @@ fn a_calendar_linked_before_12_06_moves_to_the_derived_uid_on_every_device() {
         REVIEW_PATH,
         &event(REVIEW, "20260301T110000Z", "Review", "20260101T000000Z"),
     );
+    rad.put(
+        RETRO_PATH,
+        &event(RETRO, "20260301T082000Z", "Retro", "20260101T000000Z"),
+    );
     let kx = Kx::start();
     // A: linked by the old version, then paired; the stand-up's reminder
-    // (09:45) dismissed in advance.
+    // (09:45) dismissed in advance; the retro's (08:05) snoozed when it
+    // rang, for 30 minutes.
     let mut a = Dev::new();
     link_as_before_12_06(&mut a, &rad.url());
     a.join(&kx, &kx.invite(), "laptop");
     a.exchange();
     let standup = a.pending(UID)[0].0.clone();
     kairos_engine::actions::dismiss(&mut a.store, &standup, t0()).unwrap();
+    let retro = a.pending(RETRO)[0].0.clone();
+    let rang = t0() + Duration::minutes(6);
+    a.set_now(rang);
+    let (_, until) =
+        kairos_engine::actions::snooze(&mut a.store, &retro, Duration::minutes(30), rang).unwrap();
+    assert_eq!(until, t0() + Duration::minutes(36));
     a.exchange();
     // B: paired, then adds the account with today's version: the derived
     // calendar, `Work (2)` beside A's `Work`.
@@ -129,12 +142,15 @@ fn a_calendar_linked_before_12_06_moves_to_the_derived_uid_on_every_device() {
     assert_eq!(calendars(&c).len(), 2, "{:?}", calendars(&c));
     assert_eq!(ringing(&c, REVIEW).len(), 2);
     assert_eq!(ringing(&b, UID).len(), 1);
+    assert_eq!(ringing(&c, RETRO).len(), 2, "the snooze and the copy");
 
     // A's next CalDAV sync (today's version) moves its calendar.
-    // (It writes the stand-up's dismissal there: RFC 9074 ACKNOWLEDGED.)
+    at(&[&a, &b, &c], 7);
+    // (It writes the stand-up's dismissal and the retro's snooze there:
+    // RFC 9074.)
     let ra = a.caldav();
     assert_eq!(
-        (ra.written_there, ra.acknowledged_there, ra.conflicts),
+        (ra.acknowledged_there, ra.snoozed_there, ra.conflicts),
         (1, 1, 0),
         "{ra:?}"
     );
@@ -153,7 +169,13 @@ fn a_calendar_linked_before_12_06_moves_to_the_derived_uid_on_every_device() {
     assert!(review_keys[0].0.starts_with(&format!("{derived}/")));
     assert_eq!(review_keys[0].1, t0() + Duration::minutes(165));
     let moved_standup = standup.replacen(standup.split('/').next().unwrap(), &derived, 1);
+    let retro_keys = ringing(&a, RETRO);
+    assert_eq!(retro_keys.len(), 1, "{retro_keys:?}");
+    assert!(retro_keys[0].0.starts_with(&format!("{derived}/")));
+    assert!(retro_keys[0].0.contains("~snooze@"), "{retro_keys:?}");
+    assert_eq!(retro_keys[0].1, until, "rings once, at its snooze");
     for (name, d) in [("A", &a), ("B", &b), ("C", &c)] {
+        assert_eq!(ringing(d, RETRO), retro_keys, "{name}: the snooze");
         assert_eq!(
             calendars(d),
             vec![("Work".to_owned(), derived.clone())],
@@ -174,7 +196,9 @@ fn a_calendar_linked_before_12_06_moves_to_the_derived_uid_on_every_device() {
             .collect();
         assert!(caldav.is_empty(), "{name}: {caldav:?}");
     }
-    // The server still holds the two series, untouched.
+    // The server holds the series, unmoved, with the dismissal and the
+    // snooze.
+    assert!(rad.get(RETRO_PATH).body.contains("RELTYPE=SNOOZE"));
     assert!(rad.get(PATH).body.contains("DTSTART:20260301T100000Z"));
     assert!(
         rad.get(REVIEW_PATH)

@@ -31,7 +31,7 @@
 use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
 use kairos_proto::{AckState, Body, Effective, Hlc, Op};
-use kairos_store::{CalendarId, Instance, State, Store, StoreError, Tx};
+use kairos_store::{CalendarId, Instance, NewInstance, State, Store, StoreError, Tx};
 
 use super::caldav::forget;
 use super::{acks, caldav_copy, decode_ack, record, record_as};
@@ -102,11 +102,12 @@ pub fn rekey(
             let instances = tx.instances_of_event(old, s)?;
             for i in &instances {
                 let base = base_key(&i.key).to_owned();
-                if records.iter().any(|(b, _)| b == &base) {
+                if records.iter().any(|(b, _, _)| b == &base) {
                     continue;
                 }
                 if let Some(state) = state_of(tx, &base, &instances)? {
-                    records.push((base, state));
+                    let model = instances.iter().find(|i| i.key == base).unwrap_or(i);
+                    records.push((base, state, model.clone()));
                 }
             }
         }
@@ -144,11 +145,11 @@ pub fn rekey(
             acks: 0,
         };
         let mut carried = Vec::new();
-        for (base, state) in records {
+        for (base, state, model) in records {
             let Some(key) = moved_key(&base, &from.uid, uid) else {
                 continue;
             };
-            carried.push((key.clone(), carry(tx, key, state, now)?));
+            carried.push((key.clone(), carry(tx, key, state, now)?, model));
             out.acks += 1;
         }
         let label = CalendarLabel { uid, name: &name };
@@ -176,7 +177,25 @@ pub fn rekey(
         }
         // The reminders of the derived calendar follow the carried records
         // (those of another device's copy, planned before, too).
-        for (key, ack) in carried {
+        for (key, ack, model) in carried {
+            // A reminder whose trigger is past is not planned again: its
+            // row moves (as the model of its snooze), so a snooze made
+            // when it rang still rings here, once.
+            if tx.reminder_instances(&key)?.is_empty() {
+                let row = NewInstance {
+                    key: key.clone(),
+                    calendar: new_id,
+                    event_uid: model.event_uid,
+                    occurrence: model.occurrence,
+                    alarm: model.alarm,
+                    repetition: model.repetition,
+                    rule_version: model.rule_version,
+                    trigger_at: model.trigger_at,
+                    snooze_of: None,
+                    payload: model.payload,
+                };
+                tx.insert_instances(&[row], now)?;
+            }
             acks::enforce(tx, &key, &ack, "here", now)?;
         }
         Ok(Some(out))
