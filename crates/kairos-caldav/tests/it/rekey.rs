@@ -206,3 +206,58 @@ fn a_calendar_linked_before_12_06_moves_to_the_derived_uid_on_every_device() {
             .contains("DTSTART:20260301T110000Z")
     );
 }
+
+#[test]
+fn a_device_never_paired_moves_its_old_link_and_keeps_its_reminders_state() {
+    let rad = DavServer::radicale();
+    rad.mkcalendar("work", "Work", "#3366ccff", &["VEVENT", "VTODO"]);
+    rad.put(
+        PATH,
+        &event(UID, "20260301T100000Z", "Stand-up", "20260101T000000Z"),
+    );
+    rad.put(
+        REVIEW_PATH,
+        &event(REVIEW, "20260301T110000Z", "Review", "20260101T000000Z"),
+    );
+    rad.put(
+        RETRO_PATH,
+        &event(RETRO, "20260301T082000Z", "Retro", "20260101T000000Z"),
+    );
+    let mut a = Dev::new();
+    link_as_before_12_06(&mut a, &rad.url());
+    let old = a.work().uid;
+    // No Kairos sync: the state is in the reminders' rows only.
+    let standup = a.pending(UID)[0].0.clone();
+    kairos_engine::actions::dismiss(&mut a.store, &standup, t0()).unwrap();
+    let retro = a.pending(RETRO)[0].0.clone();
+    let rang = t0() + Duration::minutes(6);
+    a.set_now(rang);
+    let (_, until) =
+        kairos_engine::actions::snooze(&mut a.store, &retro, Duration::minutes(30), rang).unwrap();
+    let review = a.pending(REVIEW);
+
+    a.set_now(t0() + Duration::minutes(7));
+    let ra = a.caldav();
+    assert_eq!(ra.conflicts, 0, "{ra:?}");
+    let derived = a.work().uid;
+    assert_ne!(derived, old);
+    let moved = |k: &str| k.replacen(&old, &derived, 1);
+    assert_eq!(calendars(&a), vec![("Work".to_owned(), derived.clone())]);
+    let s = instances(&a, UID);
+    assert_eq!(s.len(), 1, "{s:?}");
+    assert_eq!(
+        (s[0].key.clone(), s[0].state),
+        (moved(&standup), State::Acknowledged)
+    );
+    assert_eq!(
+        ringing(&a, REVIEW),
+        vec![(moved(&review[0].0), review[0].1)]
+    );
+    let r = ringing(&a, RETRO);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0].1, until);
+    // A second sync has nothing to move and nothing to write.
+    let again = a.caldav();
+    assert_eq!((again.written_there, again.conflicts), (0, 0), "{again:?}");
+    assert_eq!(a.work().uid, derived);
+}
