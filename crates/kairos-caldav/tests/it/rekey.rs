@@ -235,6 +235,12 @@ fn a_device_never_paired_moves_its_old_link_and_keeps_its_reminders_state() {
     let (_, until) =
         kairos_engine::actions::snooze(&mut a.store, &retro, Duration::minutes(30), rang).unwrap();
     let review = a.pending(REVIEW);
+    // Hidden here, with a default reminder: this device's settings.
+    let id = a.work().id;
+    let mut settings = a.store.read(|r| r.calendar_by_id(id)).unwrap().unwrap();
+    settings.visible = false;
+    settings.default_alarms = r#"[{"minutes":10}]"#.to_owned();
+    a.store.write(|tx| tx.update_calendar(&settings)).unwrap();
 
     a.set_now(t0() + Duration::minutes(7));
     let ra = a.caldav();
@@ -256,6 +262,12 @@ fn a_device_never_paired_moves_its_old_link_and_keeps_its_reminders_state() {
     let r = ringing(&a, RETRO);
     assert_eq!(r.len(), 1, "{r:?}");
     assert_eq!(r[0].1, until);
+    let id = a.work().id;
+    let kept = a.store.read(|r| r.calendar_by_id(id)).unwrap().unwrap();
+    assert_eq!(
+        (kept.visible, kept.default_alarms.as_str()),
+        (false, settings.default_alarms.as_str())
+    );
     // A second sync has nothing to move and nothing to write.
     let again = a.caldav();
     assert_eq!((again.written_there, again.conflicts), (0, 0), "{again:?}");

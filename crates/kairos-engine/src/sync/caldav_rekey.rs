@@ -85,7 +85,8 @@ pub fn rekey(
         let Some(link) = tx.caldav_calendar_of(old)? else {
             return Ok(None);
         };
-        let colour = tx.calendar_by_id(old)?.and_then(|c| c.color);
+        let settings = tx.calendar_by_id(old)?;
+        let colour = settings.as_ref().and_then(|c| c.color.clone());
         // What the old calendar holds, read before it goes.
         let rows = tx.events_of(old)?;
         let mut uids: Vec<String> = rows.iter().map(|e| e.uid.clone()).collect();
@@ -118,6 +119,15 @@ pub fn rekey(
         forget(tx, old)?;
         tx.delete_calendar(old)?;
         tx.rename_calendar(new_id, &from.name, colour.as_deref())?;
+        // This device's own settings of the calendar (shown or hidden, its
+        // default reminders) stay as they were.
+        if let (Some(was), Some(now_is)) = (settings, tx.calendar_by_id(new_id)?) {
+            tx.update_calendar(&kairos_store::CalendarSettings {
+                visible: was.visible,
+                default_alarms: was.default_alarms,
+                ..now_is
+            })?;
+        }
         let name = tx
             .calendar_by_id(new_id)?
             .map_or_else(|| from.name.clone(), |c| c.name);
