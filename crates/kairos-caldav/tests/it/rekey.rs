@@ -241,6 +241,17 @@ fn a_device_never_paired_moves_its_old_link_and_keeps_its_reminders_state() {
     settings.visible = false;
     settings.default_alarms = r#"[{"minutes":10}]"#.to_owned();
     a.store.write(|tx| tx.update_calendar(&settings)).unwrap();
+    // Its working week: Monday to Thursday.
+    let week = 0b000_1111;
+    kairos_engine::workdays::set_work_time(
+        &mut a.store,
+        "Work",
+        Some(week),
+        None,
+        rang,
+        chrono_tz::UTC,
+    )
+    .unwrap();
 
     a.set_now(t0() + Duration::minutes(7));
     let ra = a.caldav();
@@ -268,6 +279,9 @@ fn a_device_never_paired_moves_its_old_link_and_keeps_its_reminders_state() {
         (kept.visible, kept.default_alarms.as_str()),
         (false, settings.default_alarms.as_str())
     );
+    let works = a.store.read(|r| r.work_settings()).unwrap();
+    let w = works.iter().find(|w| w.uid == derived).unwrap();
+    assert_eq!(w.week, week, "the working week stays");
     // A second sync has nothing to move and nothing to write.
     let again = a.caldav();
     assert_eq!((again.written_there, again.conflicts), (0, 0), "{again:?}");

@@ -86,6 +86,7 @@ pub fn rekey(
             return Ok(None);
         };
         let settings = tx.calendar_by_id(old)?;
+        let work = tx.work_settings()?.into_iter().find(|w| w.id == old);
         let colour = settings.as_ref().and_then(|c| c.color.clone());
         // What the old calendar holds, read before it goes.
         let rows = tx.events_of(old)?;
@@ -147,6 +148,11 @@ pub fn rekey(
             },
             now,
         )?;
+        // The working time (an account setting: recorded, as joining does).
+        if let (Some(w), Some(cal)) = (&work, tx.calendar_by_uid(uid)?) {
+            crate::workdays::set_in(tx, cal, w.week, w.holidays, now, until, floating)?;
+            crate::workdays::record_if_set(tx, new_id, now)?;
+        }
         // Acknowledgements first, so the series written next plan their
         // reminders in line with them.
         let mut out = Rekeyed {
