@@ -135,14 +135,15 @@ pub(crate) fn link(store: &mut Store, cc: &CaldavCalendar, when: When) -> Result
 /// linked it under a random one: its series, reminders' acknowledgements
 /// and link go to the derived calendar, the old one is deleted, all
 /// recorded for Kairos sync, so every device ends with one calendar and
-/// the same keys (`kairos_engine::sync::caldav_rekey`). Returns the id.
+/// the same keys (`kairos_engine::sync::caldav_rekey`). Returns the id
+/// and how many series moved.
 fn relink(
     store: &mut Store,
     account: &CaldavAccount,
     cc: &CaldavCalendar,
     local: CalendarId,
     when: When,
-) -> Result<CalendarId> {
+) -> Result<(CalendarId, usize)> {
     let uid = collection_uid(&account.home, &account.username, &cc.href);
     let moved = kairos_engine::sync::caldav_rekey::rekey(
         store,
@@ -152,7 +153,7 @@ fn relink(
         when.horizon,
         when.floating,
     )?;
-    Ok(moved.map_or(local, |m| m.calendar))
+    Ok(moved.map_or((local, 0), |m| (m.calendar, m.moved)))
 }
 
 /// Every account with its calendars.
@@ -280,9 +281,9 @@ fn sync_calendars(
         }
     };
     for cc in wanted {
-        let local = match cc.calendar_id {
+        let (local, moved) = match cc.calendar_id {
             Some(id) => relink(store, account, cc, id, when)?,
-            None => link(store, cc, when)?,
+            None => (link(store, cc, when)?, 0),
         };
         let cc = store
             .read(|r| r.caldav_calendars(account.id))?
@@ -300,7 +301,11 @@ fn sync_calendars(
         };
         let r = sync_calendar(store, &dav, &cc, local, apply);
         attempted(store, local, r.is_ok(), when)?;
-        reports.push(r?);
+        let mut r = r?;
+        // Series moved by the re-key changed here too (their keys): a host
+        // that re-plans or redraws on changes must hear of them.
+        r.changed_here += moved;
+        reports.push(r);
     }
     Ok(reports)
 }

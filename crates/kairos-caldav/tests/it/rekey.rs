@@ -255,7 +255,11 @@ fn a_device_never_paired_moves_its_old_link_and_keeps_its_reminders_state() {
 
     a.set_now(t0() + Duration::minutes(7));
     let ra = a.caldav();
-    assert_eq!(ra.conflicts, 0, "{ra:?}");
+    assert_eq!(
+        (ra.changed_here, ra.conflicts),
+        (3, 0),
+        "the three series moved: {ra:?}"
+    );
     let derived = a.work().uid;
     assert_ne!(derived, old);
     let moved = |k: &str| k.replacen(&old, &derived, 1);
@@ -284,6 +288,10 @@ fn a_device_never_paired_moves_its_old_link_and_keeps_its_reminders_state() {
     assert_eq!(w.week, week, "the working week stays");
     // A second sync has nothing to move and nothing to write.
     let again = a.caldav();
-    assert_eq!((again.written_there, again.conflicts), (0, 0), "{again:?}");
+    assert_eq!(
+        (again.changed_here, again.written_there, again.conflicts),
+        (0, 0, 0),
+        "{again:?}"
+    );
     assert_eq!(a.work().uid, derived);
 }

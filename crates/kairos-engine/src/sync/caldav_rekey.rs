@@ -45,7 +45,9 @@ use crate::reminder::base_key;
 pub struct Rekeyed {
     /// The calendar's id now (the derived one).
     pub calendar: CalendarId,
-    /// Series written to it (those it held exactly are not counted).
+    /// Series moved to it (their reminders' keys changed here).
+    pub moved: usize,
+    /// Of those, series written to it (not those it held exactly).
     pub series: usize,
     /// Acknowledgement records carried to the new keys.
     pub acks: usize,
@@ -157,6 +159,7 @@ pub fn rekey(
         // reminders in line with them.
         let mut out = Rekeyed {
             calendar: new_id,
+            moved: uids.len(),
             series: 0,
             acks: 0,
         };
