@@ -130,6 +130,32 @@ pub(crate) fn link(store: &mut Store, cc: &CaldavCalendar, when: When) -> Result
     Ok(local.id)
 }
 
+/// The Kairos calendar `cc` is linked to, `local`, moved to the uid derived
+/// from the collection ([`collection_uid`]) when a version before 12-06
+/// linked it under a random one: its series, reminders' acknowledgements
+/// and link go to the derived calendar, the old one is deleted, all
+/// recorded for Kairos sync, so every device ends with one calendar and
+/// the same keys (`kairos_engine::sync::caldav_rekey`). Returns the id
+/// and how many series moved.
+fn relink(
+    store: &mut Store,
+    account: &CaldavAccount,
+    cc: &CaldavCalendar,
+    local: CalendarId,
+    when: When,
+) -> Result<(CalendarId, usize)> {
+    let uid = collection_uid(&account.home, &account.username, &cc.href);
+    let moved = kairos_engine::sync::caldav_rekey::rekey(
+        store,
+        local,
+        &uid,
+        when.now,
+        when.horizon,
+        when.floating,
+    )?;
+    Ok(moved.map_or((local, 0), |m| (m.calendar, m.moved)))
+}
+
 /// Every account with its calendars.
 ///
 /// # Errors
@@ -255,9 +281,9 @@ fn sync_calendars(
         }
     };
     for cc in wanted {
-        let local = match cc.calendar_id {
-            Some(id) => id,
-            None => link(store, cc, when)?,
+        let (local, moved) = match cc.calendar_id {
+            Some(id) => relink(store, account, cc, id, when)?,
+            None => (link(store, cc, when)?, 0),
         };
         let cc = store
             .read(|r| r.caldav_calendars(account.id))?
@@ -275,7 +301,11 @@ fn sync_calendars(
         };
         let r = sync_calendar(store, &dav, &cc, local, apply);
         attempted(store, local, r.is_ok(), when)?;
-        reports.push(r?);
+        let mut r = r?;
+        // Series moved by the re-key changed here too (their keys): a host
+        // that re-plans or redraws on changes must hear of them.
+        r.changed_here += moved;
+        reports.push(r);
     }
     Ok(reports)
 }
@@ -289,7 +319,8 @@ fn attempted(store: &mut Store, local: CalendarId, ok: bool, when: When) -> Resu
 }
 
 /// Removes the account at `url` (or the only one, when `url` is `None`):
-/// its password, its calendars' links and sync state. The Kairos calendars
+/// its password, its calendars' links and sync state (the fallback's
+/// `caldav.failing.*` / `caldav.taken.*` marks too). The Kairos calendars
 /// and their events stay (delete them like any calendar). Returns the
 /// account removed.
 ///
@@ -302,7 +333,14 @@ pub fn remove(
 ) -> Result<CaldavAccount> {
     let a = crate::manage::pick(store, url, "remove")?;
     secrets.delete(&a.secret_ref)?;
-    store.write(|tx| tx.caldav_account_delete(a.id))?;
+    let cals = store.read(|r| r.caldav_calendars(a.id))?;
+    store.write(|tx| {
+        // The fallback's state of each linked calendar goes with the link.
+        for local in cals.iter().filter_map(|c| c.calendar_id) {
+            kairos_engine::sync::caldav::forget(tx, local)?;
+        }
+        tx.caldav_account_delete(a.id)
+    })?;
     crate::status::forget(store, a.id)?;
     Ok(a)
 }

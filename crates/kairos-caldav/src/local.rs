@@ -10,8 +10,7 @@ use chrono_tz::Tz;
 use kairos_core::Limits;
 use kairos_core::ics::{Warning, parse_calendar_lenient};
 use kairos_core::model::{Calendar, Event};
-use kairos_store::{CalendarId, Store};
-use sha2::{Digest, Sha256};
+use kairos_store::{CalendarId, Store, StoredEvent};
 
 use crate::error::Result;
 
@@ -28,27 +27,10 @@ pub struct LocalSeries {
     pub updated_at: DateTime<Utc>,
 }
 
-/// Wraps stored components into one `VCALENDAR` object.
-#[must_use]
-pub fn wrap<'a>(components: impl Iterator<Item = &'a str>) -> String {
-    let mut out =
-        String::from("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Kairos//CalDAV//EN\r\n");
-    for c in components {
-        out.push_str(c.trim_end());
-        out.push_str("\r\n");
-    }
-    out.push_str("END:VCALENDAR\r\n");
-    out
-}
-
-/// Hex SHA-256.
-#[must_use]
-pub fn hash(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+/// One `VCALENDAR` of stored components, and the hash of a series' text:
+/// the engine's, which also reads them when a device joins a Kairos sync
+/// account (`kairos_engine::sync::caldav_copy`).
+pub use kairos_engine::sync::caldav_copy::{hash, wrap};
 
 /// Every series of calendar `cal`, by `UID`.
 ///
@@ -66,11 +48,8 @@ pub fn local_series(store: &Store, cal: CalendarId) -> Result<BTreeMap<String, L
             .position(|e| e.uid != uid)
             .map_or(events.len(), |k| i + k);
         let group = &events[i..j];
-        let blocks = group
-            .iter()
-            .map(|e| kairos_engine::series::component_text(e, &format!("#{}", cal.0)))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
-        let text = wrap(blocks.iter().map(String::as_str));
+        let refs: Vec<&StoredEvent> = group.iter().collect();
+        let text = kairos_engine::sync::caldav_copy::series_text(&refs, cal)?;
         let updated_at = group
             .iter()
             .map(|e| e.updated_at)

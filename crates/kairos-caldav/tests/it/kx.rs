@@ -196,6 +196,11 @@ impl Dev {
         account::sync(&mut self.store, &self.secrets, None, w)
     }
 
+    /// `kairos caldav remove` of the only account.
+    pub(crate) fn remove(&mut self) {
+        account::remove(&mut self.store, &self.secrets, None).unwrap();
+    }
+
     /// The CalDAV account's password as this device's secret store keeps
     /// it (`kairos caldav edit --password-stdin` without the check).
     pub(crate) fn set_password(&self, password: &str) {
@@ -225,7 +230,7 @@ impl Dev {
         .unwrap();
     }
 
-    fn work(&self) -> kairos_store::Calendar {
+    pub(crate) fn work(&self) -> kairos_store::Calendar {
         self.store
             .read(|r| r.calendars())
             .unwrap()

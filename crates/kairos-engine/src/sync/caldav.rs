@@ -23,9 +23,11 @@
 //! device applies it and each linked device writes it to the server (the
 //! first write wins, the others find the server holds it), so an edit whose
 //! own device never wrote it (a `PUT` refused, the device closed first)
-//! still reaches the server and every device. (One exception: joining an
-//! account, a device's series of a linked calendar are marked, as its copy
-//! of the server's: a stale copy is never written back over a newer one.)
+//! still reaches the server and every device. Joining an account, a
+//! device's series of a linked calendar that are its copy of the server's
+//! (unchanged since its last CalDAV sync) are marked, so a stale copy is
+//! never written back over a newer one; one edited here and not yet
+//! written to the server is not ([`super::caldav_copy`]).
 //!
 //! Fallback: while a calendar's last CalDAV sync attempt failed
 //! ([`sync_attempted`], recorded by kairos-caldav for every attempt),
@@ -133,6 +135,21 @@ pub fn sync_attempted(
             tx.meta_set(&key, &now.to_rfc3339())
         }
     })
+}
+
+/// Forgets this module's per-calendar state of Kairos calendar `cal`
+/// ([`sync_attempted`]'s failing mark, [`taken`]'s list), in the caller's
+/// transaction: the calendar is no longer linked (its CalDAV account was
+/// removed), so nothing reads them again.
+///
+/// # Errors
+/// Store failures.
+pub fn forget(tx: &Tx<'_>, cal: CalendarId) -> Result<(), StoreError> {
+    let Some(c) = tx.calendars()?.into_iter().find(|c| c.id == cal) else {
+        return Ok(());
+    };
+    tx.meta_delete(&format!("{FAILING}{}", c.uid))?;
+    tx.meta_delete(&format!("{TAKEN}{}", c.uid))
 }
 
 /// Whether the last CalDAV sync attempt of calendar `cal_uid` failed.

@@ -15,6 +15,8 @@
 pub mod acks;
 pub mod apply;
 pub mod caldav;
+pub mod caldav_copy;
+pub mod caldav_rekey;
 pub mod feed;
 
 use chrono::{DateTime, Utc};
@@ -223,18 +225,21 @@ pub fn join(store: &mut Store, id: &Identity, now: DateTime<Utc>) -> Result<usiz
             let mut uids: Vec<&str> = events.iter().map(|e| e.uid.as_str()).collect();
             uids.dedup();
             for uid in uids {
-                let ics =
-                    crate::series::wire_text(events.iter().filter(|e| e.uid == uid), &c.name)?;
+                let group: Vec<_> = events.iter().filter(|e| e.uid == uid).collect();
+                let ics = crate::series::wire_text(group.iter().copied(), &c.name)?;
+                // A series of a linked calendar that is the server's copy
+                // (unchanged since this device's last CalDAV sync) is sent
+                // marked: a stale copy must not be written back over a
+                // newer one by the devices already in the account. One
+                // edited here and not yet written to the server is an edit
+                // like any other: every linked device applies it and
+                // writes it back (`caldav_copy`).
+                let origin = caldav_copy::origin_at_join(tx, c.id, uid, &group)?;
                 let body = Body::SeriesPut {
                     calendar: c.uid.clone(),
                     uid: uid.to_owned(),
                     ics,
                 };
-                // As before the CalDAV rule changed: a joining device's
-                // copy of a linked calendar is taken for the server's (a
-                // stale copy must not be written back over a newer one by
-                // the devices already in the account).
-                let origin = caldav::Origin::Fetched;
                 n += usize::from(record_as(tx, body, now, origin)?.is_some());
             }
         }

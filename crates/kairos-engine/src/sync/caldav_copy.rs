@@ -1,0 +1,88 @@
+//! A linked calendar's series as the CalDAV side sees it: one `VCALENDAR`
+//! text per `UID` and its hash. kairos-caldav keeps, per server object, the
+//! hash of the series as stored right after its last sync; a series whose
+//! hash still matches is the server's copy, unchanged here, and any other
+//! (edited, or never written to the server) holds a change made here.
+//!
+//! Joining a Kairos sync account reads this ([`origin_at_join`]): only a
+//! series that is the server's copy is sent marked ([`super::caldav::MARK`]);
+//! an edit not yet written to the server is sent as what it is, an edit
+//! made here, so every linked device applies it and writes it back.
+
+use kairos_store::{CalendarId, StoredEvent, Tx};
+use sha2::{Digest, Sha256};
+
+use super::caldav::Origin;
+use crate::error::EngineError;
+
+/// Wraps stored components into one `VCALENDAR` object.
+#[must_use]
+pub fn wrap<'a>(components: impl Iterator<Item = &'a str>) -> String {
+    let mut out =
+        String::from("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Kairos//CalDAV//EN\r\n");
+    for c in components {
+        out.push_str(c.trim_end());
+        out.push_str("\r\n");
+    }
+    out.push_str("END:VCALENDAR\r\n");
+    out
+}
+
+/// Hex SHA-256.
+#[must_use]
+pub fn hash(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The components of one series of calendar `cal` (master first, then
+/// overrides by `RECURRENCE-ID`) as the one object the CalDAV sync writes.
+///
+/// # Errors
+/// A component that cannot be read back.
+pub fn series_text(group: &[&StoredEvent], cal: CalendarId) -> Result<String, EngineError> {
+    let mut group = group.to_vec();
+    group.sort_by(|a, b| a.recurrence_id.cmp(&b.recurrence_id));
+    let blocks = group
+        .iter()
+        .map(|e| crate::series::component_text(e, &format!("#{}", cal.0)))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(wrap(blocks.iter().map(String::as_str)))
+}
+
+/// Where series `uid` of calendar `cal` (its components `group`) comes
+/// from, for the `put` that joining an account records: fetched (the
+/// server's copy, unchanged here since this device's last CalDAV sync) or
+/// made here (an edit or a new series not yet written to the server). A
+/// calendar not linked here: made here (the mark only applies to linked
+/// calendars anyway).
+///
+/// # Errors
+/// Store failures; a component that cannot be read back.
+pub(crate) fn origin_at_join(
+    tx: &Tx<'_>,
+    cal: CalendarId,
+    uid: &str,
+    group: &[&StoredEvent],
+) -> Result<Origin, EngineError> {
+    let Some(cc) = tx.caldav_calendar_of(cal)? else {
+        return Ok(Origin::Here);
+    };
+    let synced: Vec<String> = tx
+        .caldav_objects(cc.id)?
+        .into_iter()
+        .filter(|o| o.uid == uid)
+        .map(|o| o.local_hash)
+        .collect();
+    if synced.is_empty() {
+        return Ok(Origin::Here);
+    }
+    let here = hash(&series_text(group, cal)?);
+    Ok(if synced.contains(&here) {
+        Origin::Fetched
+    } else {
+        Origin::Here
+    })
+}
