@@ -93,8 +93,9 @@ fn when(out: &mut String, w: &When) {
     }
 }
 
-fn alarm(out: &mut String, a: &Alarm) {
-    let _ = write!(out, "|A{:?}:{}:{}", a.uid, a.action, a.repeat);
+/// `uid`: the alarm's `UID` as it counts here (see [`fingerprint`]).
+fn alarm(out: &mut String, a: &Alarm, uid: Option<&str>) {
+    let _ = write!(out, "|A{uid:?}:{}:{}", a.action, a.repeat);
     match a.trigger {
         Trigger::Absolute(t) => {
             let _ = write!(out, "@{}", t.format("%Y%m%dT%H%M%SZ"));
@@ -146,8 +147,19 @@ pub fn fingerprint(ev: &Event) -> u32 {
     if let Some(t) = &ev.todo {
         let _ = write!(s, "|todo:{}", t.has_start);
     }
-    for a in &ev.alarms {
-        alarm(&mut s, a);
+    // What RFC 9074 writes when a reminder is snoozed (a snooze alarm; a
+    // `UID` Kairos gives the snoozed alarm, which keeps its `#N` key) moves
+    // no alarm: it must not change a key, or the reminder would be planned
+    // again beside its snooze (and one dismissed ahead would ring).
+    for (n, a) in ev.alarms.iter().enumerate() {
+        if a.is_snooze() {
+            continue;
+        }
+        let uid = a
+            .uid
+            .as_deref()
+            .filter(|u| *u != kairos_core::model::kairos_alarm_uid(&ev.uid, n));
+        alarm(&mut s, a, uid);
     }
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in s.bytes() {
@@ -279,6 +291,29 @@ mod tests {
         ] {
             assert_ne!(base, fingerprint(&event(&changed)), "{changed}");
         }
+    }
+
+    #[test]
+    fn an_rfc9074_snooze_written_into_the_event_keeps_the_fingerprint() {
+        let base = fingerprint(&event(BASE));
+        // What kairos-caldav writes for a snooze: the alarm named (the UID
+        // Kairos gives alarm 0 of series `e`) and acknowledged, a snooze
+        // alarm added.
+        let snoozed = BASE.replace(
+            "DESCRIPTION:x\nEND:VALARM",
+            "DESCRIPTION:x\nUID:kairos-alarm-0.e\nACKNOWLEDGED:20260310T074600Z\nEND:VALARM\n\
+             BEGIN:VALARM\nACTION:DISPLAY\nUID:kairos-snooze.kairos-alarm-0.e\n\
+             RELATED-TO;RELTYPE=SNOOZE:kairos-alarm-0.e\n\
+             TRIGGER;VALUE=DATE-TIME:20260310T075600Z\nDESCRIPTION:x\nEND:VALARM",
+        );
+        assert_eq!(event(&snoozed).alarms.len(), 2, "{snoozed}");
+        assert_eq!(base, fingerprint(&event(&snoozed)));
+        // Another client's UID names the alarm in its key: that changes.
+        let named = BASE.replace("DESCRIPTION:x", "DESCRIPTION:x\nUID:abc");
+        assert_ne!(base, fingerprint(&event(&named)));
+        // So does a Kairos-style UID of another alarm index.
+        let other = BASE.replace("DESCRIPTION:x", "DESCRIPTION:x\nUID:kairos-alarm-1.e");
+        assert_ne!(base, fingerprint(&event(&other)));
     }
 
     #[test]

@@ -18,6 +18,7 @@ mod rekey;
 mod relay;
 mod server;
 mod snooze;
+mod snooze_early;
 mod snooze_more;
 mod sync;
 mod tls;
