@@ -204,7 +204,11 @@ fn applicable(store: &Store, key: &str, states: &[State]) -> Result<(), ActionEr
 /// Records an acknowledgement made here and returns the reminder's merged
 /// record. On a database that never joined an account nothing is
 /// recorded; the record is this op alone.
-fn acknowledge(tx: &Tx<'_>, body: Body, now: DateTime<Utc>) -> Result<AckState, StoreError> {
+pub(crate) fn acknowledge(
+    tx: &Tx<'_>,
+    body: Body,
+    now: DateTime<Utc>,
+) -> Result<AckState, StoreError> {
     if let Some(op) = record(tx, body.clone(), now)? {
         let base = match &op.body {
             Body::ReminderDismiss { key } | Body::ReminderSnooze { key, .. } => key.clone(),

@@ -30,7 +30,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
-use kairos_proto::{AckState, Body, Effective, Hlc, Op};
+use kairos_proto::{AckState, Body, Effective};
 use kairos_store::{CalendarId, Instance, NewInstance, State, Store, StoreError, Tx};
 
 use super::caldav::forget;
@@ -168,7 +168,8 @@ pub fn rekey(
             let Some(key) = moved_key(&base, &from.uid, uid) else {
                 continue;
             };
-            carried.push((key.clone(), carry(tx, key, state, now)?, model));
+            let ack = carry(tx, &key, state, now)?;
+            carried.push((key, ack, model));
             out.acks += 1;
         }
         let label = CalendarLabel { uid, name: &name };
@@ -252,36 +253,21 @@ fn state_of(
 /// database is paired) and returns the acknowledgement to enforce.
 fn carry(
     tx: &Tx<'_>,
-    key: String,
+    key: &str,
     state: Effective,
     now: DateTime<Utc>,
 ) -> Result<AckState, StoreError> {
     let body = match state {
-        Effective::Dismissed => Body::ReminderDismiss { key: key.clone() },
+        Effective::Dismissed => Body::ReminderDismiss {
+            key: key.to_owned(),
+        },
         Effective::Snoozed(until) => Body::ReminderSnooze {
-            key: key.clone(),
+            key: key.to_owned(),
             until,
         },
         Effective::Open => return Ok(AckState::default()),
     };
-    if record(tx, body.clone(), now)?.is_some() {
-        return Ok(tx.ack(&key)?.map(|t| decode_ack(&t)).unwrap_or_default());
-    }
-    // Not paired: no record is kept; the state is enforced as is.
-    let op = Op {
-        id: "local:0".to_owned(),
-        hlc: Hlc {
-            ms: u64::try_from(now.timestamp_millis()).unwrap_or(0),
-            counter: 0,
-            device: "local".to_owned(),
-        },
-        device: "local".to_owned(),
-        base: None,
-        body,
-    };
-    let mut ack = AckState::default();
-    ack.apply(&op);
-    Ok(ack)
+    crate::actions::acknowledge(tx, body, now)
 }
 
 #[cfg(test)]
