@@ -20,8 +20,11 @@ use tokio_tungstenite::{WebSocketStream, accept_hdr_async_with_config};
 
 use crate::Ctx;
 use crate::http::Prefixed;
-use crate::session::{self, End};
+use crate::session::{self, End, Session};
 use crate::store::{Auth, Joined};
+
+/// Tungstenite's read buffer (see `ws_config`).
+const READ_BUFFER: usize = 128;
 
 /// What the upgrade request was admitted as.
 enum Admitted {
@@ -29,24 +32,31 @@ enum Admitted {
     Join(Joined),
 }
 
-/// Small buffers for many idle connections (a 1 KiB read reserve: frames
-/// larger than that still arrive whole, in more reads); the protocol's
-/// frame limit.
+/// Small buffers for many idle connections; the protocol's frame limit.
+/// Tungstenite keeps its read buffer for the connection's life and reads
+/// at most this much at a time: 128 bytes (a `hello` or a pong in one
+/// read; a larger frame in more reads, each copied from what one syscall
+/// of up to 64 KiB got, `http::Prefixed`) instead of 1 KiB kept idle.
 fn ws_config() -> WebSocketConfig {
     WebSocketConfig::default()
-        .read_buffer_size(1024)
+        .read_buffer_size(READ_BUFFER)
         .write_buffer_size(0)
         .max_message_size(Some(kairos_proto::MAX_FRAME))
         .max_frame_size(Some(kairos_proto::MAX_FRAME))
 }
 
-/// Serves one accepted plain-TCP connection to its end: the task's
-/// future is the connection's own, not a box inside it (one allocation a
-/// connection, sized for the session, the upgrade being boxed).
-pub(crate) async fn serve(ctx: Ctx, tcp: TcpStream, peer: SocketAddr, stop: watch::Receiver<bool>) {
+/// Serves one accepted plain-TCP connection to its end. Not an `async fn`
+/// itself: the task's future is `connection`'s, one level, not one
+/// nested in another that keeps its own copy of the arguments.
+pub(crate) fn serve(
+    ctx: Ctx,
+    tcp: TcpStream,
+    peer: SocketAddr,
+    stop: watch::Receiver<bool>,
+) -> impl Future<Output = ()> + Send {
     // Pushes are small: send each frame at once (push-to-delivery latency).
     let _ = tcp.set_nodelay(true);
-    connection(ctx, tcp, peer, stop).await;
+    connection(ctx, tcp, peer, stop)
 }
 
 /// Serves one accepted connection with TLS to its end. The TLS
@@ -76,7 +86,7 @@ pub(crate) async fn serve_tls(
 /// The upgrade, then what it admitted. The upgrade's state (2.2 KB,
 /// heaptrack) is a boxed future freed before the session starts, so an
 /// idle session's task holds the session's state only.
-async fn connection<S>(ctx: Ctx, stream: S, peer: SocketAddr, stop: watch::Receiver<bool>)
+async fn connection<S>(ctx: Ctx, stream: S, peer: SocketAddr, mut stop: watch::Receiver<bool>)
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
@@ -85,15 +95,16 @@ where
     };
     match admitted {
         Admitted::Sync(auth) => {
-            // Pinned where it is: `.await` on a local moves it into the
-            // await's own slot, and a local that was borrowed (the size
-            // below) keeps its first slot too: the box held the session
-            // future twice (3.9 KB, heaptrack).
-            let session = std::pin::pin!(session::run(&ctx, ws, auth, peer, stop));
+            // Made here and run by reference: an `async fn` given the
+            // socket by value would hold it twice (its argument's slot and
+            // the session's), as `session::run(&ctx, ws, …)` did.
+            let mut session = Session::open(&ctx, ws, auth, peer);
             // What an idle session's task holds (docs/benchmarks.md).
             static SIZE: std::sync::Once = std::sync::Once::new();
-            SIZE.call_once(|| tracing::debug!(bytes = size_of_val(&*session), "session future"));
-            session.await;
+            SIZE.call_once(|| tracing::debug!(bytes = size_of_val(&session), "session state"));
+            let end = session.run(&mut stop).await;
+            tracing::info!(%peer, device = %session.device(), "session end: {end:?}");
+            session.close(end).await;
         }
         Admitted::Join(joined) => {
             tracing::info!(%peer, account = %joined.auth.account, device = %joined.auth.device, "device joined");

@@ -13,7 +13,7 @@
 
 use std::io;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
@@ -143,7 +143,8 @@ async fn respond<S: AsyncRead + AsyncWrite + Unpin>(
 
 /// A stream that first yields the bytes already read from it.
 pub(crate) struct Prefixed<S> {
-    /// The request head (and anything read after it); freed once replayed.
+    /// The request head (and anything read after it), then what a read
+    /// got beyond what its caller took; freed once replayed.
     head: Vec<u8>,
     pos: usize,
     inner: S,
@@ -183,8 +184,37 @@ impl<S: AsyncRead + Unpin> AsyncRead for Prefixed<S> {
             }
             return Poll::Ready(Ok(()));
         }
-        Pin::new(&mut this.inner).poll_read(cx, buf)
+        if buf.remaining() >= SCRATCH {
+            return Pin::new(&mut this.inner).poll_read(cx, buf);
+        }
+        // A small read (tungstenite asks for what its small buffer holds):
+        // one syscall into the thread's scratch buffer, what the caller did
+        // not take kept in `head` until it is read, sized to fit. An idle
+        // connection keeps no read buffer here.
+        SCRATCH_BUF.with(|scratch| {
+            let Ok(mut scratch) = scratch.try_borrow_mut() else {
+                return Pin::new(&mut this.inner).poll_read(cx, buf);
+            };
+            let mut read = ReadBuf::new(&mut scratch[..]);
+            ready!(Pin::new(&mut this.inner).poll_read(cx, &mut read))?;
+            let got = read.filled();
+            let n = buf.remaining().min(got.len());
+            buf.put_slice(&got[..n]);
+            if n < got.len() {
+                this.head = got[n..].to_vec();
+            }
+            Poll::Ready(Ok(()))
+        })
     }
+}
+
+/// The largest read a connection makes at once (through [`SCRATCH_BUF`]).
+const SCRATCH: usize = 64 * 1024;
+
+thread_local! {
+    /// Each runtime thread's read buffer, shared by its connections.
+    static SCRATCH_BUF: std::cell::RefCell<Box<[u8]>> =
+        std::cell::RefCell::new(vec![0; SCRATCH].into_boxed_slice());
 }
 
 impl<S: AsyncWrite + Unpin> AsyncWrite for Prefixed<S> {
@@ -214,5 +244,62 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Prefixed<S> {
 
     fn is_write_vectored(&self) -> bool {
         self.inner.is_write_vectored()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An in-memory socket that counts the reads made of it.
+    struct Counted {
+        data: Vec<u8>,
+        pos: usize,
+        reads: usize,
+    }
+
+    impl AsyncRead for Counted {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<io::Result<()>> {
+            self.reads += 1;
+            let n = buf.remaining().min(self.data.len() - self.pos);
+            buf.put_slice(&self.data[self.pos..self.pos + n]);
+            self.pos += n;
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    /// Tungstenite reads 128 bytes at a time: the socket is still read in
+    /// one syscall's worth, every byte arrives once and in order, and
+    /// nothing is kept once all was read.
+    #[tokio::test]
+    async fn small_reads_read_the_socket_at_once_and_keep_nothing() {
+        let head = b"GET /v1/sync HTTP/1.1\r\n\r\n".to_vec();
+        let data: Vec<u8> = (0..20_000u32).map(|i| (i % 251) as u8).collect();
+        let mut s = Prefixed {
+            head: head.clone(),
+            pos: 0,
+            inner: Counted {
+                data: data.clone(),
+                pos: 0,
+                reads: 0,
+            },
+        };
+        let mut got = Vec::new();
+        let mut buf = [0u8; 128];
+        loop {
+            let n = s.read(&mut buf).await.expect("read");
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..n]);
+        }
+        assert_eq!(got, [head, data].concat());
+        // One read for the 20,000 bytes, one that says the end.
+        assert_eq!(s.inner.reads, 2);
+        assert_eq!(s.head.capacity(), 0);
     }
 }

@@ -38,10 +38,16 @@ pub struct Event {
 
 struct Account {
     tx: broadcast::Sender<Arc<Event>>,
-    /// Open sessions per device.
-    connected: HashMap<String, usize>,
-    /// Rate budgets per device, shared by its sessions.
-    buckets: HashMap<String, Arc<Mutex<Bucket>>>,
+    /// The devices with an open session (one map, not one per field: an
+    /// idle account's memory, docs/benchmarks.md).
+    devices: HashMap<String, Device>,
+}
+
+struct Device {
+    /// Its open sessions.
+    sessions: usize,
+    /// Its rate budget, shared by its sessions.
+    bucket: Arc<Mutex<Bucket>>,
 }
 
 /// A session's place in the hub; leaving is dropping it.
@@ -80,16 +86,18 @@ impl Hub {
             .entry(account.to_owned())
             .or_insert_with(|| Account {
                 tx: broadcast::channel(CAPACITY).0,
-                connected: HashMap::new(),
-                buckets: HashMap::new(),
+                devices: HashMap::new(),
             });
-        *a.connected.entry(device.to_owned()).or_default() += 1;
         let rate = self.ops_per_sec;
-        let bucket = Arc::clone(
-            a.buckets
-                .entry(device.to_owned())
-                .or_insert_with(|| Arc::new(Mutex::new(Bucket::new(rate)))),
-        );
+        let d = a
+            .devices
+            .entry(device.to_owned())
+            .or_insert_with(|| Device {
+                sessions: 0,
+                bucket: Arc::new(Mutex::new(Bucket::new(rate))),
+            });
+        d.sessions += 1;
+        let bucket = Arc::clone(&d.bucket);
         Member {
             hub: Arc::clone(self),
             account: account.to_owned(),
@@ -122,14 +130,14 @@ impl Hub {
 
     /// How many devices have an open session (`/metrics`).
     pub fn device_count(&self) -> usize {
-        self.lock().values().map(|a| a.connected.len()).sum()
+        self.lock().values().map(|a| a.devices.len()).sum()
     }
 
     /// The account's devices with an open session.
     pub fn connected(&self, account: &str) -> Vec<String> {
         self.lock()
             .get(account)
-            .map(|a| a.connected.keys().cloned().collect())
+            .map(|a| a.devices.keys().cloned().collect())
             .unwrap_or_default()
     }
 }
@@ -140,14 +148,13 @@ impl Drop for Member {
         let Some(a) = accounts.get_mut(&self.account) else {
             return;
         };
-        if let Some(n) = a.connected.get_mut(&self.device) {
-            *n -= 1;
-            if *n == 0 {
-                a.connected.remove(&self.device);
-                a.buckets.remove(&self.device);
+        if let Some(d) = a.devices.get_mut(&self.device) {
+            d.sessions -= 1;
+            if d.sessions == 0 {
+                a.devices.remove(&self.device);
             }
         }
-        if a.connected.is_empty() {
+        if a.devices.is_empty() {
             accounts.remove(&self.account);
         }
     }
