@@ -9,6 +9,7 @@ use deadpool_postgres::GenericClient;
 use rusqlite::{Connection, params};
 
 use super::claim::{Claimed, Finish};
+use super::pg::audit as pg_audit;
 use crate::store::StoreError;
 
 fn event(c: &Claimed, f: &Finish, owner: &str, dup: bool) -> String {
@@ -115,71 +116,99 @@ fn record_sqlite(
     Ok(dup)
 }
 
+/// PostgreSQL, a group's successes in one statement over arrays
+/// (`unnest`): the insert into `remind_sent` (its `RETURNING`: the ones
+/// that were not duplicates), the update to `delivered`, and the audit
+/// lines, each chosen by whether its insert went in (`$6` if it did, `$7`
+/// if it was a duplicate).
+const PG_SENT: &str = "WITH t AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $6::text[], $7::text[])
+             AS t(a, k, ch, ok, dup)
+     ), s AS (
+         INSERT INTO remind_sent (account, key, channel, at_ms, owner)
+         SELECT a, k, ch, $4, $5 FROM t ON CONFLICT DO NOTHING RETURNING account, key, channel
+     ), u AS (
+         UPDATE remind_delivery d SET state = 'delivered', done_ms = $4, reason = NULL,
+                attempts = d.attempts + 1
+         FROM t WHERE d.account = t.a AND d.key = t.k AND d.channel = t.ch AND d.state = 'pending'
+     ), au AS (
+         INSERT INTO remind_audit (account, key, at_ms, event)
+         SELECT t.a, t.k, $4, CASE WHEN s.key IS NULL THEN t.dup ELSE t.ok END
+         FROM t LEFT JOIN s ON s.account = t.a AND s.key = t.k AND s.channel = t.ch
+     )
+     SELECT account, key, channel FROM s";
+
 /// PostgreSQL: [`finish_sqlite`], set-based. A group's successes (nearly
-/// every row in a burst) are recorded by two statements over arrays
-/// (`unnest`): the insert into `remind_sent`, whose `RETURNING` says which
-/// were not duplicates, and the update to `delivered`; the other outcomes
-/// (failures, deferrals, cancellations: few) one statement each; then the
-/// whole group's audit lines in one insert. A few round trips per group
-/// instead of three per delivery.
+/// every row in a burst) are recorded by one prepared statement
+/// ([`PG_SENT`]); a group of successes only is that statement alone, its
+/// own transaction: one round trip for the group, where one statement per
+/// delivery and outcome took two (parse, execute) each. The other outcomes
+/// (failures, deferrals, cancellations: few) are one statement each, with
+/// the successes in one transaction.
 pub(crate) async fn finish_pg(
     c: &mut deadpool_postgres::Object,
     group: &[(Claimed, Finish)],
     owner: &str,
     now: i64,
 ) -> Result<Vec<bool>, StoreError> {
-    let tx = c.transaction().await?;
-    let mut dups = vec![false; group.len()];
-    let sent: Vec<usize> = (0..group.len())
-        .filter(|&i| group[i].1 == Finish::Sent)
-        .collect();
-    if !sent.is_empty() {
-        let col = |f: fn(&Claimed) -> &str| -> Vec<&str> {
-            sent.iter().map(|&i| f(&group[i].0)).collect()
-        };
-        let (a, k, ch) = (col(|c| &c.account), col(|c| &c.key), col(|c| &c.channel));
-        let stored: HashSet<(String, String, String)> = tx
-            .query(
-                "INSERT INTO remind_sent (account, key, channel, at_ms, owner)
-                 SELECT a, k, ch, $4, $5 FROM unnest($1::text[], $2::text[], $3::text[]) AS t(a, k, ch)
-                 ON CONFLICT DO NOTHING RETURNING account, key, channel",
-                &[&a, &k, &ch, &now, &owner],
-            )
-            .await?
-            .iter()
-            .map(|r| (r.get(0), r.get(1), r.get(2)))
-            .collect();
-        for &i in &sent {
-            let c = &group[i].0;
-            dups[i] = !stored.contains(&(c.account.clone(), c.key.clone(), c.channel.clone()));
-        }
-        tx.execute(
-            "UPDATE remind_delivery d SET state = 'delivered', done_ms = $4, reason = NULL,
-             attempts = d.attempts + 1
-             FROM unnest($1::text[], $2::text[], $3::text[]) AS t(a, k, ch)
-             WHERE d.account = t.a AND d.key = t.k AND d.channel = t.ch AND d.state = 'pending'",
-            &[&a, &k, &ch, &now],
-        )
-        .await?;
-    }
-    for (row, f) in group.iter().filter(|(_, f)| *f != Finish::Sent) {
-        record_pg(&tx, row, f, owner, now).await?;
-    }
-    let events: Vec<String> = group
+    let sent: Vec<&Claimed> = group
         .iter()
-        .zip(&dups)
-        .map(|((row, f), &dup)| event(row, f, owner, dup))
+        .filter(|(_, f)| *f == Finish::Sent)
+        .map(|(c, _)| c)
         .collect();
-    let a: Vec<&str> = group.iter().map(|(c, _)| c.account.as_str()).collect();
-    let k: Vec<&str> = group.iter().map(|(c, _)| c.key.as_str()).collect();
-    tx.execute(
-        "INSERT INTO remind_audit (account, key, at_ms, event)
-         SELECT a, k, $3, e FROM unnest($1::text[], $2::text[], $4::text[]) AS t(a, k, e)",
-        &[&a, &k, &now, &events],
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(dups)
+    let stored = if sent.len() == group.len() {
+        record_sent_pg(&*c, &sent, owner, now).await?
+    } else {
+        let tx = c.transaction().await?;
+        let stored = record_sent_pg(&tx, &sent, owner, now).await?;
+        for (row, f) in group.iter().filter(|(_, f)| *f != Finish::Sent) {
+            record_pg(&tx, row, f, owner, now).await?;
+            pg_audit(
+                &tx,
+                &row.account,
+                &row.key,
+                now,
+                &event(row, f, owner, false),
+            )
+            .await?;
+        }
+        tx.commit().await?;
+        stored
+    };
+    Ok(group
+        .iter()
+        .map(|(c, f)| {
+            *f == Finish::Sent
+                && !stored.contains(&(c.account.clone(), c.key.clone(), c.channel.clone()))
+        })
+        .collect())
+}
+
+/// [`PG_SENT`] for `sent`: the ones stored (not duplicates).
+async fn record_sent_pg(
+    client: &impl GenericClient,
+    sent: &[&Claimed],
+    owner: &str,
+    now: i64,
+) -> Result<HashSet<(String, String, String)>, StoreError> {
+    if sent.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let col = |f: fn(&Claimed) -> &str| -> Vec<&str> { sent.iter().map(|c| f(c)).collect() };
+    let (a, k, ch) = (col(|c| &c.account), col(|c| &c.key), col(|c| &c.channel));
+    let text = |dup: bool| -> Vec<String> {
+        sent.iter()
+            .map(|c| event(c, &Finish::Sent, owner, dup))
+            .collect()
+    };
+    let (ok, dup) = (text(false), text(true));
+    let st = client.prepare_cached(PG_SENT).await?;
+    Ok(client
+        .query(&st, &[&a, &k, &ch, &now, &owner, &ok, &dup])
+        .await?
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect())
 }
 
 /// A failure, deferral or cancellation (never a success: see
