@@ -312,6 +312,12 @@ pub async fn run(plan: &Plan<'_>, store: &Store<'_>) -> Result<Drain> {
         per * plan.accounts + plan.accounts,
         left as f64 / 1e3
     );
+    if let (Store::Postgres(c, name), true) = (store, super::pg::stats()) {
+        c.query(
+            name,
+            "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()",
+        )?;
+    }
     // Drain, killing instance 0 halfway if asked.
     let total = per * plan.accounts;
     let mut kill = None;
@@ -356,6 +362,20 @@ pub async fn run(plan: &Plan<'_>, store: &Store<'_>) -> Result<Drain> {
     .await?;
     for i in &mut inst {
         let _ = i.guard.stop(Duration::from_secs(10));
+    }
+    if let (Store::Postgres(c, name), true) = (store, super::pg::stats()) {
+        println!(
+            "  pg_stat_statements during the drain (total ms | calls | mean ms | rows | query):"
+        );
+        let top = c.query(
+            name,
+            "SELECT round(total_exec_time::numeric, 1), calls, round(mean_exec_time::numeric, 3), rows,
+                    left(regexp_replace(query, '\\s+', ' ', 'g'), 110)
+             FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12",
+        )?;
+        for line in top.lines() {
+            println!("    {line}");
+        }
     }
     let row = store.query(
         "SELECT (SELECT count(*) FROM remind_sent), (SELECT count(DISTINCT account || '/' || key) FROM remind_sent),

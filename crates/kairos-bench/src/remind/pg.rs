@@ -12,6 +12,14 @@ use anyhow::{Context, Result, bail};
 
 const BIN: &str = "/usr/lib/postgresql/15/bin";
 
+/// `REMIND_BENCH_PG_STATS=1`: the cluster loads `pg_stat_statements`, and
+/// each PostgreSQL part prints the statements that took the most time
+/// during its drain (reset when everything is queued). Off by default.
+#[must_use]
+pub fn stats() -> bool {
+    std::env::var_os("REMIND_BENCH_PG_STATS").is_some_and(|v| v == "1")
+}
+
 /// A running cluster.
 pub struct Cluster {
     dir: PathBuf,
@@ -71,8 +79,13 @@ impl Cluster {
             .arg(dir.join("log"))
             .args(["-w", "-t", "30", "-o"])
             .arg(format!(
-                "-k {} -c listen_addresses='' -c max_connections=200",
-                dir.display()
+                "-k {} -c listen_addresses='' -c max_connections=200{}",
+                dir.display(),
+                if stats() {
+                    " -c shared_preload_libraries=pg_stat_statements"
+                } else {
+                    ""
+                }
             ))
             .arg("start"))?;
         Ok(this)

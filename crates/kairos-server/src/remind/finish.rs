@@ -3,6 +3,8 @@
 //! a success is an insert into `remind_sent`, whose primary key admits one
 //! per instance and channel (a second is a duplicate, never stored).
 
+use std::collections::HashSet;
+
 use deadpool_postgres::GenericClient;
 use rusqlite::{Connection, params};
 
@@ -114,48 +116,113 @@ fn record_sqlite(
     Ok(dup)
 }
 
-/// PostgreSQL: [`finish_sqlite`].
+/// PostgreSQL, a group's successes in one statement over arrays
+/// (`unnest`): the insert into `remind_sent` (its `RETURNING`: the ones
+/// that were not duplicates), the update to `delivered`, and the audit
+/// lines, each chosen by whether its insert went in (`$6` if it did, `$7`
+/// if it was a duplicate).
+const PG_SENT: &str = "WITH t AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $6::text[], $7::text[])
+             AS t(a, k, ch, ok, dup)
+     ), s AS (
+         INSERT INTO remind_sent (account, key, channel, at_ms, owner)
+         SELECT a, k, ch, $4, $5 FROM t ON CONFLICT DO NOTHING RETURNING account, key, channel
+     ), u AS (
+         UPDATE remind_delivery d SET state = 'delivered', done_ms = $4, reason = NULL,
+                attempts = d.attempts + 1
+         FROM t WHERE d.account = t.a AND d.key = t.k AND d.channel = t.ch AND d.state = 'pending'
+     ), au AS (
+         INSERT INTO remind_audit (account, key, at_ms, event)
+         SELECT t.a, t.k, $4, CASE WHEN s.key IS NULL THEN t.dup ELSE t.ok END
+         FROM t LEFT JOIN s ON s.account = t.a AND s.key = t.k AND s.channel = t.ch
+     )
+     SELECT account, key, channel FROM s";
+
+/// PostgreSQL: [`finish_sqlite`], set-based. A group's successes (nearly
+/// every row in a burst) are recorded by one prepared statement
+/// ([`PG_SENT`]); a group of successes only is that statement alone, its
+/// own transaction: one round trip for the group, where one statement per
+/// delivery and outcome took two (parse, execute) each. The other outcomes
+/// (failures, deferrals, cancellations: few) are one statement each, with
+/// the successes in one transaction.
 pub(crate) async fn finish_pg(
     c: &mut deadpool_postgres::Object,
     group: &[(Claimed, Finish)],
     owner: &str,
     now: i64,
 ) -> Result<Vec<bool>, StoreError> {
-    let tx = c.transaction().await?;
-    let mut dups = Vec::with_capacity(group.len());
-    for (row, f) in group {
-        dups.push(record_pg(&tx, row, f, owner, now).await?);
-    }
-    tx.commit().await?;
-    Ok(dups)
+    let sent: Vec<&Claimed> = group
+        .iter()
+        .filter(|(_, f)| *f == Finish::Sent)
+        .map(|(c, _)| c)
+        .collect();
+    let stored = if sent.len() == group.len() {
+        record_sent_pg(&*c, &sent, owner, now).await?
+    } else {
+        let tx = c.transaction().await?;
+        let stored = record_sent_pg(&tx, &sent, owner, now).await?;
+        for (row, f) in group.iter().filter(|(_, f)| *f != Finish::Sent) {
+            record_pg(&tx, row, f, owner, now).await?;
+            pg_audit(
+                &tx,
+                &row.account,
+                &row.key,
+                now,
+                &event(row, f, owner, false),
+            )
+            .await?;
+        }
+        tx.commit().await?;
+        stored
+    };
+    Ok(group
+        .iter()
+        .map(|(c, f)| {
+            *f == Finish::Sent
+                && !stored.contains(&(c.account.clone(), c.key.clone(), c.channel.clone()))
+        })
+        .collect())
 }
 
+/// [`PG_SENT`] for `sent`: the ones stored (not duplicates).
+async fn record_sent_pg(
+    client: &impl GenericClient,
+    sent: &[&Claimed],
+    owner: &str,
+    now: i64,
+) -> Result<HashSet<(String, String, String)>, StoreError> {
+    if sent.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let col = |f: fn(&Claimed) -> &str| -> Vec<&str> { sent.iter().map(|c| f(c)).collect() };
+    let (a, k, ch) = (col(|c| &c.account), col(|c| &c.key), col(|c| &c.channel));
+    let text = |dup: bool| -> Vec<String> {
+        sent.iter()
+            .map(|c| event(c, &Finish::Sent, owner, dup))
+            .collect()
+    };
+    let (ok, dup) = (text(false), text(true));
+    let st = client.prepare_cached(PG_SENT).await?;
+    Ok(client
+        .query(&st, &[&a, &k, &ch, &now, &owner, &ok, &dup])
+        .await?
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect())
+}
+
+/// A failure, deferral or cancellation (never a success: see
+/// [`finish_pg`]); its audit line is the caller's.
 async fn record_pg(
     tx: &impl GenericClient,
     row: &Claimed,
     f: &Finish,
     owner: &str,
     now: i64,
-) -> Result<bool, StoreError> {
+) -> Result<(), StoreError> {
     let (a, k, ch) = (&row.account, &row.key, &row.channel);
-    let mut dup = false;
     match f {
-        Finish::Sent => {
-            dup = tx
-                .execute(
-                    "INSERT INTO remind_sent (account, key, channel, at_ms, owner)
-                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
-                    &[a, k, ch, &now, &owner],
-                )
-                .await?
-                == 0;
-            tx.execute(
-                "UPDATE remind_delivery SET state = 'delivered', done_ms = $4, reason = NULL,
-                 attempts = attempts + 1 WHERE account = $1 AND key = $2 AND channel = $3 AND state = 'pending'",
-                &[a, k, ch, &now],
-            )
-            .await?;
-        }
+        Finish::Sent => {}
         Finish::Retry { at_ms, reason } | Finish::Defer { at_ms, reason } => {
             let attempt = i64::from(matches!(f, Finish::Retry { .. }));
             tx.execute(
@@ -181,6 +248,5 @@ async fn record_pg(
             .await?;
         }
     }
-    pg_audit(tx, a, k, now, &event(row, f, owner, dup)).await?;
-    Ok(dup)
+    Ok(())
 }

@@ -21,6 +21,7 @@ mod pairing;
 mod pg;
 mod receiver;
 mod remind;
+mod remind_group;
 mod remind_mail;
 mod remind_metrics;
 mod remind_ops;

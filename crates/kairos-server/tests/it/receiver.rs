@@ -84,10 +84,11 @@ pub async fn start(script: &[u16], delay: Duration) -> Receiver {
                         let _ = r.read(&mut [0; 1]).await;
                         return;
                     }
+                    // Reported on arrival, answered `delay` later.
+                    let _ = tx.send(post);
                     if !delay.is_zero() {
                         tokio::time::sleep(delay).await;
                     }
-                    let _ = tx.send(post);
                     let reply = format!("HTTP/1.1 {status} X\r\ncontent-length: 0\r\n\r\n");
                     if w.write_all(reply.as_bytes()).await.is_err() {
                         return;

@@ -17,7 +17,7 @@ use crate::receiver::{self, Receiver};
 use crate::remind::{NO_TASK, at, database, webhook};
 use crate::support::{Client, Maker, Server};
 
-fn channels() -> Channels {
+pub fn channels() -> Channels {
     Channels {
         poster: Poster::new().unwrap(),
         mailer: None,
@@ -25,7 +25,7 @@ fn channels() -> Channels {
 }
 
 /// One send at a time, so the receiver sees the order they were started in.
-fn serial(limits: Limits, batch: usize) -> Options {
+pub fn serial(limits: Limits, batch: usize) -> Options {
     let mut o = Options::new("test".into());
     o.concurrency = 1;
     o.batch = batch;
@@ -33,7 +33,7 @@ fn serial(limits: Limits, batch: usize) -> Options {
     o
 }
 
-const NO_LIMITS: Limits = Limits {
+pub const NO_LIMITS: Limits = Limits {
     failures: 1_000,
     cooloff: Duration::from_secs(30),
     per_minute: 0,
@@ -59,7 +59,7 @@ pub fn item(calendar: &str, uid: &str, start: &str, priority: Option<u8>) -> Bod
 }
 
 /// An account on `server` with calendars c1 and c2 holding `items`.
-async fn account(server: &Server, name: &str, items: Vec<Body>) -> (Client, Maker) {
+pub async fn account(server: &Server, name: &str, items: Vec<Body>) -> (Client, Maker) {
     let (id, token) = server.device(name, "laptop").await;
     let mut dev = server.connect(&token).await;
     dev.hello(0).await;
@@ -82,7 +82,7 @@ async fn summaries(hook: &mut Receiver, n: usize) -> Vec<String> {
 }
 
 /// The audit trail of the instance whose summary is `uid`.
-async fn trail(rem: &Reminders, account: &str, uid: &str) -> Vec<String> {
+pub async fn trail(rem: &Reminders, account: &str, uid: &str) -> Vec<String> {
     let key = rem
         .instances(account)
         .await
