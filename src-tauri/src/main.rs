@@ -3,15 +3,16 @@
 //! call into `kairos-app`), the tray, and OS notifications. It decides
 //! nothing itself: behaviour lives in `crates/`.
 //!
-//! Closing the window destroys it (and WebKit's web process); reminders keep
-//! firing from the tray until "Quit". One instance per user: a second launch
-//! brings the first forward.
+//! Closing the window destroys it (and WebKit's web and network processes);
+//! reminders keep firing from the tray until "Quit". One instance per user:
+//! a second launch brings the first forward.
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod caldav_commands;
 mod commands;
 mod engine;
+mod network_process;
 // Notifications: XDG D-Bus with buttons (Linux, BSD); elsewhere plain OS
 // notifications and the reminder window.
 #[cfg(all(unix, not(target_os = "macos")))]
@@ -90,11 +91,15 @@ fn main() {
         })
         .on_window_event(|w, e| {
             // Closing destroys the window and its web process; reminders
-            // keep firing from the tray (see `window`).
-            if let WindowEvent::Destroyed = e
-                && let Some(s) = w.try_state::<Arc<Shared>>()
-            {
-                s.windows.closed();
+            // keep firing from the tray (see `window`). With no window left,
+            // WebKit's network process goes too (`network_process`).
+            if let WindowEvent::Destroyed = e {
+                if let Some(s) = w.try_state::<Arc<Shared>>() {
+                    s.windows.closed();
+                }
+                if w.webview_windows().keys().all(|l| l == w.label()) {
+                    network_process::end();
+                }
             }
         })
         .build(tauri::generate_context!());

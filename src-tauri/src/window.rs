@@ -1,6 +1,6 @@
 //! The main window's life. Closing it **destroys** it, and WebKit's web
 //! process with it (half the app's memory: 180 → 92 MB PSS, see
-//! docs/benchmarks.md);
+//! docs/benchmarks.md), then its network process (`network_process`);
 //! the engine, the tray and notifications live on in this process, and the
 //! window is made again when it is wanted (tray "Open", a notification's
 //! "Open", a second launch, a reminder with no notification service).

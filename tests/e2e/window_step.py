@@ -38,6 +38,17 @@ def web_processes(app):
             if (procs.proc_stat(p) or ("",))[0].startswith("WebKitWebProces")]
 
 
+def network_processes(app):
+    return [p for p in procs.descendants(app)
+            if (procs.proc_stat(p) or ("",))[0].startswith("WebKitNetworkP")]
+
+
+def shows_ui(display):
+    """The window shows a rendered page (a blank webview is one colour)."""
+    rect = x11.window_rect(display)
+    return rect is not None and x11.distinct_rows(display, rect) > 20
+
+
 def until(cond, timeout, message):
     deadline = time.monotonic() + timeout
     while not cond():
@@ -46,23 +57,29 @@ def until(cond, timeout, message):
 
 
 def close_and_reopen(app_path, env):
-    """Closing the window ends WebKit's web process (its memory) but not the
-    app; a second launch hands over to the first, which makes a new window."""
+    """Closing the window ends WebKit's web and network processes (their
+    memory) but not the app; a second launch hands over to the first, which
+    makes a new window, and WebKit starts both processes again. (The
+    WebDriver session ends with the network process: use it no more.)"""
     display = os.environ["DISPLAY"]
     [app] = app_pids(app_path)
     assert web_processes(app), "a web process while the window is open"
+    assert network_processes(app), "a network process while the window is open"
     assert x11.close_all(display), "the window is visible"
-    until(lambda: not x11.visible_windows(display) and not web_processes(app), 15,
-          "window and web process gone after closing (%s)"
+    until(lambda: not x11.visible_windows(display) and not web_processes(app)
+          and not network_processes(app), 15,
+          "window, web and network process gone after closing (%s)"
           % [procs.proc_stat(p) for p in procs.descendants(app)])
     assert app_pids(app_path) == [app], "the app lives on in the tray"
-    step("window closed: web process gone, the app lives on")
+    step("window closed: web and network process gone, the app lives on")
     second = subprocess.run([app_path], env=env, timeout=30, capture_output=True, text=True)
     assert second.returncode == 0, second.stderr[-2000:]
-    until(lambda: x11.visible_windows(display) and web_processes(app), 20,
-          "a new window after a second launch")
+    until(lambda: x11.visible_windows(display) and web_processes(app)
+          and network_processes(app), 20,
+          "a new window, web and network process after a second launch")
+    until(lambda: shows_ui(display), 20, "the new window shows the calendar, not a blank page")
     assert app_pids(app_path) == [app], "the second launch handed over and exited"
-    step("second launch: the running app opened a new window")
+    step("second launch: the running app opened a new window showing the calendar")
 
 
 def close_window():
@@ -113,10 +130,12 @@ def tray_menu(app_path, tray_log):
     until(lambda: "Reminders on" in trayctl.Menu(tray_log).items(), 10, "tray shows reminders on")
     step("tray: pause for 1 hour, then resume")
     close_window()
-    until(lambda: not web_processes(app), 15, "web process gone")
+    until(lambda: not web_processes(app) and not network_processes(app), 15,
+          "web and network process gone")
     trayctl.Menu(tray_log).click("Open Kairos")
     display = os.environ["DISPLAY"]
     until(lambda: x11.visible_windows(display) and web_processes(app), 20, "tray Open made a window")
+    until(lambda: shows_ui(display), 20, "the window from tray Open shows the calendar")
     step("tray: Open after the window was closed")
     trayctl.Menu(tray_log).click("Quit Kairos")
     until(lambda: not app_pids(app_path), 15, "Quit ends the app")

@@ -109,14 +109,9 @@ def window_rect(display, title=WINDOW_TITLE):
         return None
 
 
-def screenshot(display, path, rect=None):
-    """Writes the X screen (or `rect`: x, y, width, height) to `path` as a
-    PNG (XGetImage through ctypes, zlib for the PNG; the WebDriver snapshot
-    does not answer for a webview without hardware acceleration, and no
-    ImageMagick is needed)."""
-    import struct
-    import zlib
-
+def grab(display, rect=None):
+    """(width, height, rows): the X screen (or `rect`: x, y, width, height)
+    as RGB rows (XGetImage through ctypes)."""
     class XImage(ctypes.Structure):
         _fields_ = [("width", ctypes.c_int), ("height", ctypes.c_int), ("xoffset", ctypes.c_int),
                     ("format", ctypes.c_int), ("data", ctypes.POINTER(ctypes.c_ubyte)),
@@ -152,13 +147,31 @@ def screenshot(display, path, rect=None):
             line = raw[y * im.bytes_per_line:y * im.bytes_per_line + w * 4]
             rgb = bytearray(w * 3)
             rgb[0::3], rgb[1::3], rgb[2::3] = line[2::4], line[1::4], line[0::4]  # BGRX -> RGB
-            rows.append(b"\x00" + bytes(rgb))
+            rows.append(bytes(rgb))
     finally:
         x.shut()
+    return w, h, rows
+
+
+def distinct_rows(display, rect=None):
+    """How many different pixel rows the screen (or `rect`) shows: a page
+    that rendered shows many, a blank webview one."""
+    _, _, rows = grab(display, rect)
+    return len(set(rows))
+
+
+def screenshot(display, path, rect=None):
+    """Writes the X screen (or `rect`) to `path` as a PNG (`grab`, zlib for
+    the PNG; the WebDriver snapshot does not answer for a webview without
+    hardware acceleration, and no ImageMagick is needed)."""
+    import struct
+    import zlib
+
+    w, h, rows = grab(display, rect)
 
     def chunk(kind, data):
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
     png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
-           + chunk(b"IDAT", zlib.compress(b"".join(rows), 6)) + chunk(b"IEND", b""))
+           + chunk(b"IDAT", zlib.compress(b"".join(b"\x00" + r for r in rows), 6)) + chunk(b"IEND", b""))
     with open(path, "wb") as f:
         f.write(png)
