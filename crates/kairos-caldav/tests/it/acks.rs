@@ -17,19 +17,7 @@ fn acknowledged(uid: &str, start: &str, modified: &str, ack: &str) -> String {
 }
 
 fn states(fx: &Fx, uid: &str) -> Vec<State> {
-    let cal = fx
-        .store
-        .read(|r| r.calendars())
-        .unwrap()
-        .into_iter()
-        .find(|c| c.name == fx.name)
-        .unwrap();
-    fx.store
-        .read(|r| r.instances_of_event(cal.id, uid))
-        .unwrap()
-        .into_iter()
-        .map(|i| i.state)
-        .collect()
+    fx.instances(uid).into_iter().map(|i| i.state).collect()
 }
 
 fn acknowledged_on_the_server_stops_the_reminder_here(mut fx: Fx) {

@@ -133,8 +133,8 @@ impl Fx {
         local_series(&self.store, cal.id).unwrap()
     }
 
-    /// Pending reminder triggers of series `uid` in the calendar.
-    pub(crate) fn pending(&self, uid: &str) -> Vec<DateTime<Utc>> {
+    /// Every reminder of series `uid` in the calendar, by key.
+    pub(crate) fn instances(&self, uid: &str) -> Vec<kairos_store::Instance> {
         let cal = self
             .store
             .read(|r| r.calendars())
@@ -142,10 +142,18 @@ impl Fx {
             .into_iter()
             .find(|c| c.name == self.name)
             .unwrap();
-        let mut v: Vec<_> = self
+        let mut v = self
             .store
             .read(|r| r.instances_of_event(cal.id, uid))
-            .unwrap()
+            .unwrap();
+        v.sort_by(|a, b| a.key.cmp(&b.key));
+        v
+    }
+
+    /// Pending reminder triggers of series `uid` in the calendar.
+    pub(crate) fn pending(&self, uid: &str) -> Vec<DateTime<Utc>> {
+        let mut v: Vec<_> = self
+            .instances(uid)
             .into_iter()
             .filter(|i| i.state == kairos_store::State::Pending)
             .map(|i| i.trigger_at)

@@ -4,28 +4,12 @@
 //! snoozes the Kairos reminder.
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use kairos_store::{Instance, State};
+use kairos_store::State;
 
 use crate::{Fx, event, log, t0};
 
 fn at(h: u32, m: u32) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, 1, h, m, 0).unwrap()
-}
-
-fn instances(fx: &Fx, uid: &str) -> Vec<Instance> {
-    let cal = fx
-        .store
-        .read(|r| r.calendars())
-        .unwrap()
-        .into_iter()
-        .find(|c| c.name == fx.name)
-        .unwrap();
-    let mut v = fx
-        .store
-        .read(|r| r.instances_of_event(cal.id, uid))
-        .unwrap();
-    v.sort_by(|a, b| a.key.cmp(&b.key));
-    v
 }
 
 /// The `VALARM` blocks of the server's copy of `path`, unfolded.
@@ -65,7 +49,7 @@ fn a_snooze_in_kairos_becomes_an_rfc9074_snooze_alarm_and_keys_stay(mut fx: Fx) 
     );
     fx.add();
     fx.sync(t0());
-    let before = instances(&fx, "s1");
+    let before = fx.instances("s1");
     assert_eq!(before.len(), 1);
     let key = before[0].key.clone();
     let (snooze_key, until) =
@@ -96,7 +80,7 @@ fn a_snooze_in_kairos_becomes_an_rfc9074_snooze_alarm_and_keys_stay(mut fx: Fx) 
     assert!(!a[1].contains("ACKNOWLEDGED"), "{a:?}");
     // The same reminders, under the same keys: the snoozed one and its
     // snooze; none for the snooze alarm.
-    let after = instances(&fx, "s1");
+    let after = fx.instances("s1");
     let keys: Vec<&str> = after.iter().map(|i| i.key.as_str()).collect();
     assert_eq!(keys, [key.as_str(), snooze_key.as_str()], "{after:?}");
     assert_eq!(after[0].state, State::Snoozed);
@@ -123,7 +107,7 @@ fn a_snooze_in_kairos_becomes_an_rfc9074_snooze_alarm_and_keys_stay(mut fx: Fx) 
     assert_eq!(a.len(), 2, "{a:?}");
     assert!(a[0].contains("ACKNOWLEDGED:20260301T095700Z"), "{a:?}");
     assert!(a[1].contains("ACKNOWLEDGED:20260301T095700Z"), "{a:?}");
-    let keys: Vec<String> = instances(&fx, "s1").into_iter().map(|i| i.key).collect();
+    let keys: Vec<String> = fx.instances("s1").into_iter().map(|i| i.key).collect();
     assert_eq!(keys, [key, snooze_key]);
 }
 
@@ -138,7 +122,7 @@ fn another_clients_snooze_alarm_snoozes_the_kairos_reminder(mut fx: Fx) {
     fx.rad.put(&path, &with_uid("", "20260101T000000Z"));
     fx.add();
     fx.sync(t0());
-    let base = instances(&fx, "i1")[0].key.clone();
+    let base = fx.instances("i1")[0].key.clone();
     // Another client snoozed it at 09:46 until 09:56 (RFC 9074 §6).
     let snoozed = with_uid("ACKNOWLEDGED:20260301T094600Z\r\n", "20260301T094600Z").replace(
         "END:VALARM\r\n",
@@ -154,7 +138,7 @@ fn another_clients_snooze_alarm_snoozes_the_kairos_reminder(mut fx: Fx) {
         "snoozed, not dismissed, nothing written back: {r:?}"
     );
     assert_eq!(r.acked.snoozed, [(base.clone(), at(9, 56))]);
-    let insts = instances(&fx, "i1");
+    let insts = fx.instances("i1");
     assert_eq!(insts.len(), 2, "{insts:?}");
     assert_eq!(
         (insts[0].key.as_str(), insts[0].state),
@@ -193,6 +177,6 @@ fn another_clients_snooze_alarm_snoozes_the_kairos_reminder(mut fx: Fx) {
     );
     let r = fx.sync(at(9, 58));
     assert_eq!(r.acknowledged_here, 1, "{r:?}");
-    let states: Vec<State> = instances(&fx, "i1").iter().map(|i| i.state).collect();
+    let states: Vec<State> = fx.instances("i1").iter().map(|i| i.state).collect();
     assert!(!states.contains(&State::Pending), "{states:?}");
 }

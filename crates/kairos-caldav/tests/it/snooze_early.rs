@@ -7,29 +7,12 @@
 //! Against Radicale.
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use kairos_store::{Instance, State};
+use kairos_store::State;
 
 use crate::{Fx, t0};
 
 fn at(d: u32, h: u32, m: u32) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, d, h, m, 0).unwrap()
-}
-
-/// Every reminder of series `uid` here, by key.
-fn instances(fx: &Fx) -> Vec<Instance> {
-    let cal = fx
-        .store
-        .read(|r| r.calendars())
-        .unwrap()
-        .into_iter()
-        .find(|c| c.name == fx.name)
-        .unwrap();
-    let mut v = fx
-        .store
-        .read(|r| r.instances_of_event(cal.id, "daily"))
-        .unwrap();
-    v.sort_by(|a, b| a.key.cmp(&b.key));
-    v
 }
 
 /// A stand-up at 10:00 on 1 and 2 March, reminded 15 minutes before.
@@ -45,7 +28,7 @@ fn a_reminder_snoozed_before_it_rang_keeps_its_key_on_the_way_to_the_server_and_
     fx.rad.put(&path, DAILY);
     fx.add();
     fx.sync(t0());
-    let before = instances(&fx);
+    let before = fx.instances("daily");
     let keys: Vec<String> = before.iter().map(|i| i.key.clone()).collect();
     assert_eq!(keys.len(), 2, "{before:?}");
     let (first, second) = (keys[0].clone(), keys[1].clone());
@@ -71,7 +54,7 @@ fn a_reminder_snoozed_before_it_rang_keeps_its_key_on_the_way_to_the_server_and_
 
     // The same reminders under the same keys: the first snoozed, its
     // snooze due at 09:50, tomorrow's dismissed; nothing else to ring.
-    let after = instances(&fx);
+    let after = fx.instances("daily");
     let got: Vec<(&str, State)> = after.iter().map(|i| (i.key.as_str(), i.state)).collect();
     assert_eq!(
         got,
