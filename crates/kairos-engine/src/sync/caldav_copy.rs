@@ -4,12 +4,14 @@
 //! hash still matches is the server's copy, unchanged here, and any other
 //! (edited, or never written to the server) holds a change made here.
 //!
-//! Joining a Kairos sync account reads this ([`origin_at_join`]): only a
+//! Joining a Kairos sync account reads this ([`Synced::origin`]): only a
 //! series that is the server's copy is sent marked ([`super::caldav::MARK`]);
 //! an edit not yet written to the server is sent as what it is, an edit
 //! made here, so every linked device applies it and writes it back.
 
-use kairos_store::{CalendarId, StoredEvent, Tx};
+use std::collections::HashMap;
+
+use kairos_store::{CalendarId, StoreError, StoredEvent, Tx};
 use sha2::{Digest, Sha256};
 
 use super::caldav::Origin;
@@ -52,37 +54,51 @@ pub fn series_text(group: &[&StoredEvent], cal: CalendarId) -> Result<String, En
     Ok(wrap(blocks.iter().map(String::as_str)))
 }
 
-/// Where series `uid` of calendar `cal` (its components `group`) comes
-/// from, for the `put` that joining an account records: fetched (the
-/// server's copy, unchanged here since this device's last CalDAV sync) or
-/// made here (an edit or a new series not yet written to the server). A
-/// calendar not linked here: made here (the mark only applies to linked
-/// calendars anyway).
-///
-/// # Errors
-/// Store failures; a component that cannot be read back.
-pub(crate) fn origin_at_join(
-    tx: &Tx<'_>,
+/// The hashes kairos-caldav kept at the last CalDAV sync of one linked
+/// calendar, by series `UID` (read once per calendar, not once per series);
+/// `None`: the calendar is not linked here.
+pub(crate) struct Synced {
     cal: CalendarId,
-    uid: &str,
-    group: &[&StoredEvent],
-) -> Result<Origin, EngineError> {
-    let Some(cc) = tx.caldav_calendar_of(cal)? else {
-        return Ok(Origin::Here);
-    };
-    let synced: Vec<String> = tx
-        .caldav_objects(cc.id)?
-        .into_iter()
-        .filter(|o| o.uid == uid)
-        .map(|o| o.local_hash)
-        .collect();
-    if synced.is_empty() {
-        return Ok(Origin::Here);
+    hashes: Option<HashMap<String, Vec<String>>>,
+}
+
+impl Synced {
+    /// Reads calendar `cal`'s.
+    ///
+    /// # Errors
+    /// Store failures.
+    pub(crate) fn of(tx: &Tx<'_>, cal: CalendarId) -> Result<Self, StoreError> {
+        let hashes = match tx.caldav_calendar_of(cal)? {
+            None => None,
+            Some(cc) => {
+                let mut by_uid: HashMap<String, Vec<String>> = HashMap::new();
+                for o in tx.caldav_objects(cc.id)? {
+                    by_uid.entry(o.uid).or_default().push(o.local_hash);
+                }
+                Some(by_uid)
+            }
+        };
+        Ok(Self { cal, hashes })
     }
-    let here = hash(&series_text(group, cal)?);
-    Ok(if synced.contains(&here) {
-        Origin::Fetched
-    } else {
-        Origin::Here
-    })
+
+    /// Where series `uid` (its components `group`) comes from, for the
+    /// `put` that joining an account records: fetched (the server's copy,
+    /// unchanged here since this device's last CalDAV sync) or made here
+    /// (an edit or a new series not yet written to the server). A calendar
+    /// not linked here: made here (the mark only applies to linked
+    /// calendars anyway).
+    ///
+    /// # Errors
+    /// A component that cannot be read back.
+    pub(crate) fn origin(&self, uid: &str, group: &[&StoredEvent]) -> Result<Origin, EngineError> {
+        let Some(synced) = self.hashes.as_ref().and_then(|h| h.get(uid)) else {
+            return Ok(Origin::Here);
+        };
+        let here = hash(&series_text(group, self.cal)?);
+        Ok(if synced.contains(&here) {
+            Origin::Fetched
+        } else {
+            Origin::Here
+        })
+    }
 }

@@ -97,9 +97,10 @@ pub fn rekey(
         uids.dedup();
         let mut series = Vec::new();
         let mut records = Vec::new();
+        let synced = caldav_copy::Synced::of(tx, old)?;
         for s in &uids {
             let group: Vec<_> = rows.iter().filter(|e| &e.uid == s).collect();
-            let origin = caldav_copy::origin_at_join(tx, old, s, &group)?;
+            let origin = synced.origin(s, &group)?;
             let owned: Vec<_> = group.iter().map(|e| (*e).clone()).collect();
             let comps = crate::series::read_calendar(&owned, &from.name)?.events;
             series.push((s.clone(), comps, origin));

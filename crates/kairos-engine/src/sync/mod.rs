@@ -224,6 +224,7 @@ pub fn join(store: &mut Store, id: &Identity, now: DateTime<Utc>) -> Result<usiz
             let events = tx.events_of(c.id)?;
             let mut uids: Vec<&str> = events.iter().map(|e| e.uid.as_str()).collect();
             uids.dedup();
+            let synced = caldav_copy::Synced::of(tx, c.id)?;
             for uid in uids {
                 let group: Vec<_> = events.iter().filter(|e| e.uid == uid).collect();
                 let ics = crate::series::wire_text(group.iter().copied(), &c.name)?;
@@ -234,7 +235,7 @@ pub fn join(store: &mut Store, id: &Identity, now: DateTime<Utc>) -> Result<usiz
                 // edited here and not yet written to the server is an edit
                 // like any other: every linked device applies it and
                 // writes it back (`caldav_copy`).
-                let origin = caldav_copy::origin_at_join(tx, c.id, uid, &group)?;
+                let origin = synced.origin(uid, &group)?;
                 let body = Body::SeriesPut {
                     calendar: c.uid.clone(),
                     uid: uid.to_owned(),
