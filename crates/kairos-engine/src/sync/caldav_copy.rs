@@ -90,11 +90,12 @@ impl Synced {
     ///
     /// # Errors
     /// A component that cannot be read back.
-    pub(crate) fn origin(&self, uid: &str, group: &[&StoredEvent]) -> Result<Origin, EngineError> {
+    pub(crate) fn origin(&self, uid: &str, group: &[StoredEvent]) -> Result<Origin, EngineError> {
         let Some(synced) = self.hashes.as_ref().and_then(|h| h.get(uid)) else {
             return Ok(Origin::Here);
         };
-        let here = hash(&series_text(group, self.cal)?);
+        let refs: Vec<&StoredEvent> = group.iter().collect();
+        let here = hash(&series_text(&refs, self.cal)?);
         Ok(if synced.contains(&here) {
             Origin::Fetched
         } else {

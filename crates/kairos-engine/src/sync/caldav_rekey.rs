@@ -28,6 +28,8 @@
 //!
 //! All of it in one transaction.
 
+use std::collections::HashSet;
+
 use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
 use kairos_proto::{AckState, Body, Effective};
@@ -92,22 +94,20 @@ pub fn rekey(
         let colour = settings.as_ref().and_then(|c| c.color.clone());
         // What the old calendar holds, read before it goes.
         let rows = tx.events_of(old)?;
-        let mut uids: Vec<String> = rows.iter().map(|e| e.uid.clone()).collect();
-        uids.sort_unstable();
-        uids.dedup();
         let mut series = Vec::new();
         let mut records = Vec::new();
+        let mut recorded = HashSet::new();
         let synced = caldav_copy::Synced::of(tx, old)?;
-        for s in &uids {
-            let group: Vec<_> = rows.iter().filter(|e| &e.uid == s).collect();
-            let origin = synced.origin(s, &group)?;
-            let owned: Vec<_> = group.iter().map(|e| (*e).clone()).collect();
-            let comps = crate::series::read_calendar(&owned, &from.name)?.events;
+        // `events_of` returns the rows ordered by uid: one run per series.
+        for group in rows.chunk_by(|a, b| a.uid == b.uid) {
+            let s = &group[0].uid;
+            let origin = synced.origin(s, group)?;
+            let comps = crate::series::read_calendar(group, &from.name)?.events;
             series.push((s.clone(), comps, origin));
             let instances = tx.instances_of_event(old, s)?;
             for i in &instances {
                 let base = base_key(&i.key).to_owned();
-                if records.iter().any(|(b, _, _)| b == &base) {
+                if !recorded.insert(base.clone()) {
                     continue;
                 }
                 if let Some(state) = state_of(tx, &base, &instances)? {
@@ -160,7 +160,7 @@ pub fn rekey(
         // reminders in line with them.
         let mut out = Rekeyed {
             calendar: new_id,
-            moved: uids.len(),
+            moved: series.len(),
             series: 0,
             acks: 0,
         };

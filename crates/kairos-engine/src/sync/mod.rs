@@ -222,12 +222,11 @@ pub fn join(store: &mut Store, id: &Identity, now: DateTime<Utc>) -> Result<usiz
             n += usize::from(record(tx, body, now)?.is_some());
             n += usize::from(crate::workdays::record_if_set(tx, c.id, now)?);
             let events = tx.events_of(c.id)?;
-            let mut uids: Vec<&str> = events.iter().map(|e| e.uid.as_str()).collect();
-            uids.dedup();
             let synced = caldav_copy::Synced::of(tx, c.id)?;
-            for uid in uids {
-                let group: Vec<_> = events.iter().filter(|e| e.uid == uid).collect();
-                let ics = crate::series::wire_text(group.iter().copied(), &c.name)?;
+            // `events_of` returns the rows ordered by uid: one run per series.
+            for group in events.chunk_by(|a, b| a.uid == b.uid) {
+                let uid = group[0].uid.as_str();
+                let ics = crate::series::wire_text(group.iter(), &c.name)?;
                 // A series of a linked calendar that is the server's copy
                 // (unchanged since this device's last CalDAV sync) is sent
                 // marked: a stale copy must not be written back over a
@@ -235,7 +234,7 @@ pub fn join(store: &mut Store, id: &Identity, now: DateTime<Utc>) -> Result<usiz
                 // edited here and not yet written to the server is an edit
                 // like any other: every linked device applies it and
                 // writes it back (`caldav_copy`).
-                let origin = synced.origin(uid, &group)?;
+                let origin = synced.origin(uid, group)?;
                 let body = Body::SeriesPut {
                     calendar: c.uid.clone(),
                     uid: uid.to_owned(),
