@@ -153,9 +153,9 @@ impl Channel for DesktopChannel {
         TIMEOUT
     }
 
-    /// Acknowledged on another device: its notification is closed here at
-    /// once, from the engine's own notice (the reminder window follows by
-    /// the host's `Withdrawn` event).
+    /// Acknowledged on another device (or its event deleted): its
+    /// notification is closed here at once, from the engine's own notice
+    /// (the reminder window follows by the host's `Withdrawn` event).
     fn withdraw(&self, w: &Withdrawal) {
         if let Some(h) = screen().remove(&w.key) {
             tauri::async_runtime::spawn(async move { h.close_async().await });

@@ -41,17 +41,25 @@ fn rfc(t: DateTime<Utc>) -> String {
 
 impl App {
     /// Reminders that fired and are not dismissed or snoozed, newest first;
-    /// one row per reminder (an escalating one's newest repetition).
+    /// one row per reminder (an escalating one's newest repetition). A
+    /// reminder of an event deleted since (here or elsewhere) is not listed:
+    /// its delivered instance outlives the event, its notification does not.
     ///
     /// # Errors
     /// Store failures.
     pub fn shown_reminders(&self, now: DateTime<Utc>) -> ApiResult<Vec<ShownReminder>> {
         let cals = self.list_calendars()?;
-        let mut rows: Vec<ShownReminder> = self
-            .store
-            .in_state(State::Delivered, 100_000)?
+        let live = self.store.read(|r| {
+            let mut live = Vec::new();
+            for i in r.in_state(State::Delivered, 100_000)? {
+                if i.trigger_at > now - SHOWN_FOR && r.series_exists(i.calendar, &i.event_uid)? {
+                    live.push(i);
+                }
+            }
+            Ok::<_, kairos_store::StoreError>(live)
+        })?;
+        let mut rows: Vec<ShownReminder> = live
             .into_iter()
-            .filter(|i| i.trigger_at > now - SHOWN_FOR)
             .map(|i| {
                 let p: Option<Payload> = serde_json::from_str(&i.payload).ok();
                 let cal = cals.iter().find(|c| c.id == i.calendar.0);

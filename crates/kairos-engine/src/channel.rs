@@ -71,6 +71,9 @@ pub enum WithdrawReason {
     Snoozed,
     /// Its task was marked done (here or on another device).
     Done,
+    /// Its event (the whole series) or its calendar was deleted, here or on
+    /// another device.
+    Deleted,
 }
 
 /// A reminder a channel showed that must be taken back: it was

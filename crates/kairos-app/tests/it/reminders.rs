@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use chrono::Duration;
 use kairos_app::App;
-use kairos_app::api::{ErrorKind, Pause, QuietHours, SnoozeRequest};
+use kairos_app::api::{DeleteEvent, ErrorKind, Pause, QuietHours, Scope, SnoozeRequest};
 use kairos_engine::channel::StdoutChannel;
 use kairos_engine::clock::{Clock, ManualClock};
 use kairos_engine::engine::{Config, Engine};
@@ -67,6 +67,26 @@ fn with_event(now: &str) -> (App, tempfile::TempDir, std::path::PathBuf) {
         now,
     );
     (a, d, p)
+}
+
+#[test]
+fn a_fired_reminder_leaves_the_window_when_its_event_is_deleted() {
+    let (mut a, _d, p) = with_event("2026-03-10T07:00:00Z");
+    assert_eq!(fire(&p, "2026-03-10T07:45:00Z"), 1);
+    let shown = a.shown_reminders(t("2026-03-10T07:45:01Z")).expect("shown");
+    assert_eq!(shown.len(), 1);
+    let req = DeleteEvent {
+        event: shown[0].event.clone(),
+        scope: Scope::All,
+    };
+    a.delete_event(&req, t("2026-03-10T07:46:00Z"))
+        .expect("delete");
+    assert!(
+        a.shown_reminders(t("2026-03-10T07:46:01Z"))
+            .expect("shown")
+            .is_empty(),
+        "a deleted event's reminder is not listed"
+    );
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! What the daemon showed is taken back when it is answered in the same
 //! database by another process: `kairos dismiss`, `kairos snooze`, a
-//! re-imported file that marks a task done. One `withdrawn` line each,
-//! once.
+//! re-imported file that marks a task done, `kairos delete` of its event.
+//! One `withdrawn` line each, once.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -141,4 +141,37 @@ fn a_task_marked_done_by_a_reimported_file_is_taken_back_as_done() {
     assert!(skipped.is_empty(), "{skipped:?}");
     assert_eq!(w["withdrawn"], key.as_str());
     assert_eq!(w["reason"], "done");
+}
+
+#[test]
+fn an_event_deleted_by_another_process_takes_back_its_reminder_as_deleted() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let db = dir.path().join("k.db");
+    let d = start_with(&db, "--clock-offset=0");
+    wait_for_file(Path::new(&format!("{}.lock", db.display())));
+    import(
+        &db,
+        dir.path(),
+        "a.ics",
+        &(event("gone", 4) + &event("kept", 4)),
+    );
+    let gone = fired(&d, "gone");
+    fired(&d, "kept");
+    let ok = kairos(&db)
+        .args(["delete", "gone", "--calendar", "t"])
+        .status()
+        .expect("delete");
+    assert!(ok.success());
+    let (w, skipped) = next(&d, 20, "gone taken back", |v| v["withdrawn"].is_string());
+    assert!(skipped.is_empty(), "{skipped:?}");
+    assert_eq!(w["withdrawn"], gone.as_str());
+    assert_eq!(w["reason"], "deleted");
+    // Only that one: the next line is a new reminder, not "kept" taken back.
+    import(&db, dir.path(), "b.ics", &event("three", 4));
+    let (v, skipped) = next(&d, 20, "three fires", |v| v["key"].is_string());
+    assert!(skipped.is_empty(), "the other stays shown: {skipped:?}");
+    assert!(
+        v["key"].as_str().is_some_and(|k| k.contains("/three/")),
+        "{v}"
+    );
 }

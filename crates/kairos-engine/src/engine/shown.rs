@@ -8,8 +8,8 @@
 //! a task done — or nothing at all. For the second, the engine remembers
 //! the keys it delivered in this run ([`Shown`]) and, when it is told the
 //! database changed, reads their states back ([`Engine::reconcile_shown`]):
-//! one that is now acknowledged or snoozed is withdrawn from every channel
-//! and announced ([`EngineEvent::Withdrawn`]), exactly as a notice is. A
+//! one that is now acknowledged or snoozed, or whose event (or calendar) is
+//! gone, is withdrawn from every channel and announced ([`EngineEvent::Withdrawn`]), exactly as a notice is. A
 //! key withdrawn either way is forgotten, so it is taken back once.
 
 use std::collections::{HashSet, VecDeque};
@@ -67,10 +67,15 @@ impl Shown {
     }
 }
 
-/// Why a shown reminder in `state` is to be taken back, if it is: snoozed,
-/// done (its task closed: the last audit row says so) or dismissed.
-fn reason(r: &Reader<'_>, key: &str, state: State) -> Result<Option<WithdrawReason>, StoreError> {
-    Ok(match state {
+/// Why a shown reminder is to be taken back, if it is: snoozed, done (its
+/// task closed: the last audit row says so), dismissed, or deleted (gone
+/// from the store with its calendar, or its series deleted: a delivered
+/// instance outlives its event).
+fn reason(r: &Reader<'_>, key: &str) -> Result<Option<WithdrawReason>, StoreError> {
+    let Some(i) = r.get(key)? else {
+        return Ok(Some(WithdrawReason::Deleted));
+    };
+    Ok(match i.state {
         State::Acknowledged => {
             let done = r
                 .audit_of(key)?
@@ -83,6 +88,7 @@ fn reason(r: &Reader<'_>, key: &str, state: State) -> Result<Option<WithdrawReas
             })
         }
         State::Snoozed => Some(WithdrawReason::Snoozed),
+        _ if !r.series_exists(i.calendar, &i.event_uid)? => Some(WithdrawReason::Deleted),
         _ => None,
     })
 }
@@ -109,8 +115,8 @@ impl Engine {
 
     /// Reads back the state of every reminder this engine showed and not
     /// yet took back; each one acknowledged or snoozed since (in this
-    /// database, by anyone) is withdrawn from every channel and announced.
-    /// Reminders gone from the store (their event deleted) are forgotten.
+    /// database, by anyone), or whose event or calendar was deleted since,
+    /// is withdrawn from every channel and announced.
     /// Returns how many were withdrawn. The daemon loop calls it whenever
     /// it is told the database changed.
     ///
@@ -138,22 +144,16 @@ impl Engine {
         if keys.is_empty() {
             return Ok(0);
         }
-        let states = self.store.read(|r| {
+        let reasons = self.store.read(|r| {
             keys.iter()
-                .map(|k| match r.get(k)? {
-                    Some(i) => Ok((k, Some(reason(r, k, i.state)?))),
-                    None => Ok((k, None)),
-                })
+                .map(|k| Ok((k, reason(r, k)?)))
                 .collect::<Result<Vec<_>, StoreError>>()
         })?;
         let mut n = 0;
-        for (key, state) in states {
-            match state {
-                Some(None) => {} // still shown (or being retried)
-                None => {
-                    self.shown.remove(key);
-                }
-                Some(Some(reason)) => {
+        for (key, reason) in reasons {
+            match reason {
+                None => {} // still shown (or being retried)
+                Some(reason) => {
                     if !self.shown.remove(key) {
                         continue; // already taken back (a notice)
                     }

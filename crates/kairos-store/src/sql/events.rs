@@ -327,6 +327,17 @@ impl Reader<'_> {
             .at(self.ctx)
     }
 
+    /// Whether series `uid` of `calendar` has any component stored (a
+    /// reminder shown for a series deleted since is taken back).
+    pub fn series_exists(&self, calendar: CalendarId, uid: &str) -> Result<bool> {
+        self.conn
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM events WHERE calendar_id = ?1 AND uid = ?2)",
+            )
+            .and_then(|mut s| s.query_row(params![calendar.0, uid], |r| r.get(0)))
+            .at(self.ctx)
+    }
+
     /// The components still in [`Form::Ics`] (written before schema 9 and
     /// not converted), by calendar, UID, then master first.
     pub fn legacy_events(&self) -> Result<Vec<StoredEvent>> {

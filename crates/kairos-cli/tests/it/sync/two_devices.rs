@@ -113,6 +113,25 @@ fn dismiss_here_stays_on_this_device() {
 }
 
 #[test]
+fn an_event_deleted_on_one_device_takes_back_its_notification_on_the_other() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_server, a, b) = pair_of(dir.path());
+    let bd = b.daemon();
+    wait_connected(&b);
+    a.import(&calendar(&[("gone", &in_secs(2)), ("kept", &in_secs(2))]));
+    let gone = key_of(&a, "gone");
+    let (_, _) = until_line(&bd, 20, "B fires gone", |v| v["key"] == gone.as_str());
+    a.run(&["delete", "gone", "--calendar", "default"]);
+    let (w, seen) = until_line(&bd, 20, "B takes gone back", |v| v["withdrawn"].is_string());
+    assert_eq!(w["withdrawn"], gone.as_str());
+    assert_eq!(w["reason"], "deleted");
+    assert!(
+        !seen.iter().any(|v| v["withdrawn"].is_string()),
+        "only the deleted event's reminder: {seen:?}"
+    );
+}
+
+#[test]
 fn an_edit_and_a_delete_travel() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (_server, a, b) = pair_of(dir.path());
