@@ -108,7 +108,9 @@ impl Session {
         }
     }
 
-    /// Applies ops until `caught_up`. Returns how many ops arrived.
+    /// Applies ops until `caught_up`, [`MAX_OPS_PER_MESSAGE`] at a time
+    /// (one transaction each, however small the server's frames are).
+    /// Returns how many ops arrived.
     pub(crate) async fn catch_up(
         &mut self,
         store: &mut Store,
@@ -116,13 +118,21 @@ impl Session {
         on_applied: &mut dyn FnMut(Applied),
     ) -> Result<usize, SyncError> {
         let mut pulled = 0;
+        let mut held: Vec<SeqOp> = Vec::new();
         loop {
             match conn::recv(&mut self.ws, ANSWER).await? {
                 ServerMsg::Ops { ops, .. } => {
                     pulled += ops.len();
-                    on_applied(applier.apply(store, &ops)?);
+                    held.extend(ops);
+                    if held.len() >= MAX_OPS_PER_MESSAGE {
+                        on_applied(applier.apply(store, &held)?);
+                        held.clear();
+                    }
                 }
                 ServerMsg::CaughtUp { head } => {
+                    if !held.is_empty() {
+                        on_applied(applier.apply(store, &held)?);
+                    }
                     // The server's word for where this device now is: ops
                     // it skipped (this device's own) are behind it too.
                     let at = cursor(store)?.max(head);

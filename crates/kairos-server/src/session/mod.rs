@@ -31,8 +31,15 @@ use end::{finish, take};
 
 /// Pushes waiting for their commit before the session stops reading.
 const MAX_IN_FLIGHT: usize = 64;
-/// Catch-up batches stay under the frame limit with room for the envelope.
-const BATCH_BYTES: usize = MAX_FRAME - 64 * 1024;
+/// Catch-up frames hold at most this many bytes of ops (and at least one
+/// op: a larger one goes alone, under the frame limit). Small on purpose:
+/// tungstenite keeps its write buffer at the size of the largest frame a
+/// session sent, for as long as the session lasts, so a device that caught
+/// up in 100 KiB–1 MiB frames held that much while idle afterwards. The
+/// client applies them [`kairos_proto::MAX_OPS_PER_MESSAGE`] at a time all
+/// the same.
+const BATCH_BYTES: usize = 32 * 1024;
+const _: () = assert!(BATCH_BYTES < MAX_FRAME - 64 * 1024);
 
 type Pending = Pin<Box<dyn Future<Output = Result<Vec<PushResult>, StoreError>> + Send>>;
 

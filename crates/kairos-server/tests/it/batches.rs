@@ -1,5 +1,7 @@
 //! Catch-up and live messages stay within the protocol's limits: at most
-//! 500 ops and at most 1 MiB each, however many or however large the ops.
+//! 500 ops and at most 1 MiB each, however many or however large the ops;
+//! catch-up frames of small ops stay small (the socket's write buffer keeps
+//! the largest frame's size for as long as the session lasts).
 
 use kairos_proto::{Body, MAX_FRAME, MAX_OPS_PER_MESSAGE, ServerMsg};
 
@@ -79,6 +81,33 @@ async fn large_ops_are_split_so_no_message_is_over_one_mib() {
     assert!(all.batches.len() >= 2, "{:?}", all.batches);
     assert!(
         all.batches.iter().all(|(len, _)| *len <= MAX_FRAME),
+        "{:?}",
+        all.batches
+    );
+}
+
+#[tokio::test]
+async fn a_catch_up_of_small_ops_comes_in_frames_of_about_32_kib() {
+    let server = Server::start(&[]).await;
+    let (a_id, token) = server.device("alice", "laptop").await;
+    let mut a = server.connect(&token).await;
+    a.hello(0).await;
+    let mut m = Maker::new(&a_id);
+    for _ in 0..4 {
+        let ops: Vec<_> = (0..500).map(|_| m.dismiss("a-reminder-key")).collect();
+        a.push(&ops).await;
+    }
+    let mut b = server.connect(&token).await;
+    let all = b.hello(0).await;
+    assert_eq!(all.caught_up, 2000);
+    let total: usize = all.batches.iter().map(|(len, _)| len).sum();
+    assert!(
+        total > 200 * 1024,
+        "{total} bytes: enough for several frames"
+    );
+    // 32 KiB of ops, plus the envelope and one op over.
+    assert!(
+        all.batches.iter().all(|(len, _)| *len <= 36 * 1024),
         "{:?}",
         all.batches
     );
