@@ -70,6 +70,32 @@ fn fired(d: &Daemon, uid: &str) -> String {
     v["key"].as_str().expect("key").to_owned()
 }
 
+/// Runs `kairos ARGS` on `db`; the daemon's next line takes back `key`
+/// for `reason`, with nothing before it. Returns that line.
+fn taken_back(d: &Daemon, db: &Path, args: &[&str], key: &str, reason: &str) -> Value {
+    let ok = kairos(db).args(args).status().expect("kairos");
+    assert!(ok.success(), "kairos {args:?}");
+    let (w, skipped) = next(d, 20, key, |v| v["withdrawn"].is_string());
+    assert!(skipped.is_empty(), "{skipped:?}");
+    assert_eq!(w["withdrawn"], key);
+    assert_eq!(w["reason"], reason);
+    w
+}
+
+/// Imports a new event `uid` due in a few seconds; the daemon's next line
+/// fires it (nothing else taken back or fired before it).
+fn next_is_a_new_fire(d: &Daemon, db: &Path, dir: &Path, uid: &str) {
+    import(db, dir, &format!("{uid}.ics"), &event(uid, 4));
+    let (v, skipped) = next(d, 20, uid, |v| v["key"].is_string());
+    assert!(skipped.is_empty(), "nothing else first: {skipped:?}");
+    assert!(
+        v["key"]
+            .as_str()
+            .is_some_and(|k| k.contains(&format!("/{uid}/"))),
+        "{v}"
+    );
+}
+
 #[test]
 fn a_dismiss_or_snooze_from_another_process_takes_back_what_the_daemon_showed_once() {
     let dir = tempfile::tempdir().expect("tmp");
@@ -86,36 +112,12 @@ fn a_dismiss_or_snooze_from_another_process_takes_back_what_the_daemon_showed_on
     let one = fired(&d, "one");
     let two = fired(&d, "two");
 
-    let ok = kairos(&db)
-        .args(["dismiss", &one])
-        .status()
-        .expect("dismiss");
-    assert!(ok.success());
-    let (w, skipped) = next(&d, 20, "one taken back", |v| v["withdrawn"].is_string());
-    assert!(skipped.is_empty(), "{skipped:?}");
-    assert_eq!(w["withdrawn"], one.as_str());
-    assert_eq!(w["reason"], "dismissed");
+    let w = taken_back(&d, &db, &["dismiss", &one], &one, "dismissed");
     assert_eq!(w["by"], "this device");
-
-    let ok = kairos(&db)
-        .args(["snooze", &two, "1h"])
-        .status()
-        .expect("snooze");
-    assert!(ok.success());
-    let (w, skipped) = next(&d, 20, "two taken back", |v| v["withdrawn"].is_string());
-    assert!(skipped.is_empty(), "{skipped:?}");
-    assert_eq!(w["withdrawn"], two.as_str());
-    assert_eq!(w["reason"], "snoozed");
-
+    taken_back(&d, &db, &["snooze", &two, "1h"], &two, "snoozed");
     // Once: another change wakes the daemon again; the next line is the
     // new reminder, not a second withdrawal of the first two.
-    import(&db, dir.path(), "b.ics", &event("three", 4));
-    let (v, skipped) = next(&d, 20, "three fires", |v| v["key"].is_string());
-    assert!(skipped.is_empty(), "nothing taken back twice: {skipped:?}");
-    assert!(
-        v["key"].as_str().is_some_and(|k| k.contains("/three/")),
-        "{v}"
-    );
+    next_is_a_new_fire(&d, &db, dir.path(), "three");
 }
 
 #[test]
@@ -157,21 +159,8 @@ fn an_event_deleted_by_another_process_takes_back_its_reminder_as_deleted() {
     );
     let gone = fired(&d, "gone");
     fired(&d, "kept");
-    let ok = kairos(&db)
-        .args(["delete", "gone", "--calendar", "t"])
-        .status()
-        .expect("delete");
-    assert!(ok.success());
-    let (w, skipped) = next(&d, 20, "gone taken back", |v| v["withdrawn"].is_string());
-    assert!(skipped.is_empty(), "{skipped:?}");
-    assert_eq!(w["withdrawn"], gone.as_str());
-    assert_eq!(w["reason"], "deleted");
+    let args = ["delete", "gone", "--calendar", "t"];
+    taken_back(&d, &db, &args, &gone, "deleted");
     // Only that one: the next line is a new reminder, not "kept" taken back.
-    import(&db, dir.path(), "b.ics", &event("three", 4));
-    let (v, skipped) = next(&d, 20, "three fires", |v| v["key"].is_string());
-    assert!(skipped.is_empty(), "the other stays shown: {skipped:?}");
-    assert!(
-        v["key"].as_str().is_some_and(|k| k.contains("/three/")),
-        "{v}"
-    );
+    next_is_a_new_fire(&d, &db, dir.path(), "three");
 }
