@@ -298,7 +298,8 @@ def dense(rig, runs, n, settle=5):
                 run = ba.AppRun(rig.app, display, home, db)
                 try:
                     if not run.wait_first_view(60, display):
-                        raise RuntimeError("%s: no first view within 60 s" % v)
+                        raise RuntimeError("%s: no first view within 60 s; the app's stderr "
+                                           "ended with %s" % (v, run.lines[-15:]))
                     pid = run.app_pid()
                     ba.wait_quiet(pid, run.t0)
                     time.sleep(settle)
