@@ -32,7 +32,7 @@ notification server (tests/e2e/fake_notifyd.py) on that bus:
 Every wait is bounded; everything started is stopped at the end.
 Usage: scripts/bench_app_sync.py APP [--reminders 100] [--runs 5]
        [--parts close,start,idle,dense] [--idle-secs 30] [--idle-runs 2]
-       [--events 10000]
+       [--events 10000] [--json FILE]
        (kairos, kairos-server beside APP)
 """
 
@@ -298,7 +298,8 @@ def dense(rig, runs, n, settle=5):
                 run = ba.AppRun(rig.app, display, home, db)
                 try:
                     if not run.wait_first_view(60, display):
-                        raise RuntimeError("%s: no first view within 60 s" % v)
+                        raise RuntimeError("%s: no first view within 60 s; the app's stderr "
+                                           "ended with %s" % (v, run.lines[-15:]))
                     pid = run.app_pid()
                     ba.wait_quiet(pid, run.t0)
                     time.sleep(settle)
@@ -336,12 +337,13 @@ def main():
     ap.add_argument("--idle-secs", type=int, default=30)
     ap.add_argument("--idle-runs", type=int, default=2)
     ap.add_argument("--events", type=int, default=10000)
+    ap.add_argument("--json", help="also write the idle and dense results (per process) here")
     a = ap.parse_args()
     parts = a.parts.split(",")
     work = tempfile.mkdtemp(prefix="kairos-bench-sync-")
     rig = Rig(a.app, work)
     log("app %s; load %s" % (rig.app, open("/proc/loadavg").read().split()[0]))
-    rows = []
+    rows, raw = [], {}
     try:
         if "close" in parts:
             lat, cli = close_latency(rig, a.reminders)
@@ -366,6 +368,7 @@ def main():
                                "%+.0f ms vs no sync" % (app_ms - base)))
         if "idle" in parts:
             res = idle(rig, a.idle_runs, a.idle_secs)
+            raw["idle"] = res
             for v, rs in res.items():
                 med = lambda f: statistics.median(f(r) for r in rs)  # noqa: E731
                 rows.append("| idle, %s (median of %d × %d s) | window open %.3f %% CPU, "
@@ -378,6 +381,7 @@ def main():
                                "baseline" if v == "no-sync" else "no worse than no sync"))
         if "dense" in parts:
             res = dense(rig, a.idle_runs, a.events)
+            raw["dense"] = res
             for v, rs in res.items():
                 pss = statistics.median(r["pss_mb"] or 0 for r in rs)
                 rows.append("| %d events, month view, %s (median of %d) | PSS %.1f MB | %s |"
@@ -389,6 +393,9 @@ def main():
     print("\n| what | result | goal |\n| --- | --- | --- |")
     for r in rows:
         print(r)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(raw, f, indent=1)
 
 
 if __name__ == "__main__":

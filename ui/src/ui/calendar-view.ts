@@ -15,7 +15,7 @@ import { api, type OccurrenceView } from "../ipc";
 import { minutesBetween, nowWall, toDateStr, toMinuteStr, toWallStr } from "../lib/dates";
 import { isNoop, moveDeltas } from "../lib/drag";
 import { explain } from "../lib/errors";
-import { monthPerDay, moreByDate } from "../lib/more";
+import { monthPerDay, monthPerDayIn, moreByDate } from "../lib/more";
 import { lang, locale, t } from "../i18n";
 import { eventsChanged, loadStatus, state, subscriptionOf } from "../state";
 import { toast } from "./dom";
@@ -186,7 +186,7 @@ export class CalendarView {
   /** The event source: the month grid capped per day, other views whole. */
   private async load(info: EventSourceFuncArg): Promise<EventInput[]> {
     const fetch = ++this.fetches;
-    const perDay = this.fcType === FC_VIEW.month ? monthPerDay(this.el.clientHeight) : null;
+    const perDay = this.fcType === FC_VIEW.month ? this.monthPerDay() : null;
     // What was asked, answered or not: `topUp` must not retry a failing call.
     this.asked = perDay;
     try {
@@ -204,10 +204,15 @@ export class CalendarView {
     }
   }
 
-  /** Asks again when the month's cells grew taller than the last answer fills (see `monthPerDay`). */
+  /** One more occurrence a day than a month cell shows: measured once the cells are drawn, estimated before. */
+  private monthPerDay(): number {
+    return monthPerDayIn(this.el) ?? monthPerDay(this.el.clientHeight);
+  }
+
+  /** Asks again when the month's cells hold more than the last answer fills (a bigger window, or the first estimate fell short). */
   private topUp(): void {
     if (this.fcType !== FC_VIEW.month || this.asked === null) return;
-    if (monthPerDay(this.el.clientHeight) > this.asked) this.fc.refetchEvents();
+    if (this.monthPerDay() > this.asked) this.fc.refetchEvents();
   }
 
   private async moved(arg: EventDropArg | EventResizeDoneArg): Promise<void> {

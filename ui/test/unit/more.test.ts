@@ -1,12 +1,16 @@
 import { describe, expect, test } from "vitest";
 import type { OccurrenceView } from "../../src/ipc/bindings";
-import { MAX_PER_DAY, MONTH_PER_DAY, monthPerDay, moreByDate, moreTotal } from "../../src/lib/more";
+import { MAX_PER_DAY, MONTH_CELL_CHROME_PX, MONTH_PER_DAY, MONTH_ROW_PX, monthPerDay, moreByDate, moreTotal, perDayFor } from "../../src/lib/more";
 import { capPerDay, perDayError } from "../../src/mock/per-day";
 
 describe("monthPerDay", () => {
-  test("asks for MONTH_PER_DAY in an ordinary window, and when not laid out yet", () => {
-    // 1280×800: the grid is ≈700 px, a cell shows 2 events and the link.
-    expect(monthPerDay(700)).toBe(MONTH_PER_DAY);
+  test("asks for one more than an ordinary cell shows, not a fixed six", () => {
+    // 1200×800 window: the grid is ≈690 px, a cell (≈110 px, 32 of them the
+    // day number) has room for 3 rows of 21 px, so 4 bring the link.
+    expect(monthPerDay(690)).toBe(4);
+    expect(monthPerDay(690)).toBeLessThan(MONTH_PER_DAY);
+  });
+  test("asks for MONTH_PER_DAY when not laid out yet", () => {
     expect(monthPerDay(0)).toBe(MONTH_PER_DAY);
     expect(monthPerDay(-5)).toBe(MONTH_PER_DAY);
   });
@@ -14,10 +18,18 @@ describe("monthPerDay", () => {
     // 2560×1440: ≈1340 px, a cell has room for 8 rows of 21 px.
     const n = monthPerDay(1340);
     expect(n).toBeGreaterThan(8);
-    expect(n).toBe(Math.floor(1340 / 6 / 20) + 1);
+    expect(n).toBe(Math.floor((1340 / 6 - MONTH_CELL_CHROME_PX) / MONTH_ROW_PX) + 1);
   });
-  test("never asks for more than the backend allows", () => {
+  test("never asks for more than the backend allows, nor for less than one", () => {
     expect(monthPerDay(1e6)).toBe(MAX_PER_DAY);
+    expect(monthPerDay(60)).toBe(1);
+    expect(perDayFor(-3, 21)).toBe(1);
+    expect(perDayFor(100, 0)).toBe(MAX_PER_DAY);
+  });
+  test("perDayFor: one more than the rows that fit", () => {
+    expect(perDayFor(77, 21)).toBe(4);
+    expect(perDayFor(84, 21)).toBe(5);
+    expect(perDayFor(83, 21)).toBe(4);
   });
 });
 
