@@ -25,6 +25,7 @@ pub mod metrics;
 mod pg;
 mod rate;
 mod replica;
+mod run;
 mod send;
 pub mod serve;
 mod shared;

@@ -1,6 +1,6 @@
 //! Draining the delay queue: claim a batch of due deliveries, send them
-//! (concurrently, a bounded number at once), record each outcome; and the
-//! background task a serving instance runs.
+//! (concurrently, a bounded number at once), record each outcome (the
+//! background task a serving instance runs is `run.rs`).
 
 use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
@@ -311,48 +311,6 @@ impl Reminders {
                     .await
             }
             Db::Postgres(p) => finish_pg(&mut p.get().await?, &group, owner, ms(at)).await,
-        }
-    }
-
-    /// The serving instance's loop until `stop` turns true: replicate,
-    /// drain every due batch, sleep at most `poll`.
-    pub async fn run(
-        self,
-        opts: Options,
-        channels: Channels,
-        mut stop: tokio::sync::watch::Receiver<bool>,
-    ) {
-        loop {
-            if *stop.borrow() {
-                return;
-            }
-            let now = Utc::now();
-            if let Err(e) = self.replicate(now).await {
-                tracing::warn!("reminders: replicating: {e}");
-            }
-            loop {
-                match self.drain(Utc::now(), &opts, &channels).await {
-                    Ok(d) if d.claimed > 0 => {
-                        tracing::debug!(?d, "reminders: drained");
-                        if d.claimed < opts.batch {
-                            break;
-                        }
-                    }
-                    Ok(_) => break,
-                    Err(e) => {
-                        tracing::warn!("reminders: draining: {e}");
-                        break;
-                    }
-                }
-            }
-            match self.depth(Utc::now()).await {
-                Ok((due, future)) => self.metrics.reminders.depth(due, future),
-                Err(e) => tracing::warn!("reminders: queue depth: {e}"),
-            }
-            tokio::select! {
-                () = tokio::time::sleep(opts.poll) => {}
-                changed = stop.changed() => if changed.is_err() { return; },
-            }
         }
     }
 }

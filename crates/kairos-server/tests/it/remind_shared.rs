@@ -2,8 +2,9 @@
 //! shared.rs`): an account's rate is the same whatever the number of
 //! instances, a destination one instance found down is down for the
 //! others, a probe held by an instance that died stops holding after its
-//! time. PostgreSQL in either run (several instances); `now` is the
-//! test's.
+//! time; and replication runs beside the drain, so a stuck round holds
+//! back no due delivery. PostgreSQL in either run (several instances);
+//! `now` is the test's, except in the last test, which runs the real task.
 
 use std::time::Duration;
 
@@ -13,9 +14,10 @@ use kairos_server::remind::{Drained, Options, Reminders};
 use kairos_server::store::Database;
 
 use crate::receiver;
-use crate::remind::{NO_TASK, at, webhook};
+use crate::remind::{NO_TASK, at, series, webhook};
 use crate::remind_ops::{NO_LIMITS, account, channels, item, serial};
-use crate::support::Server;
+use crate::remind_send::fallback;
+use crate::support::{Maker, Server, WAIT};
 
 /// A server (for the accounts) and two instances' reminder sides on one
 /// fresh PostgreSQL database.
@@ -206,4 +208,71 @@ async fn a_probe_held_by_an_instance_that_died_expires_and_another_probes() {
     let d = two.drain(secs(91), &o2, &ch).await.unwrap();
     assert_eq!((d.claimed, d.sent), (3, 3), "{d:?}");
     assert!(two.open_circuits().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stuck_replication_round_does_not_hold_back_a_due_delivery() {
+    let mut hook = receiver::start(&[], Duration::ZERO).await;
+    let dir = tempfile::tempdir().unwrap();
+    let url = crate::pg::database().await;
+    let one = Server::start_pg(&dir.path().join("one"), &url, NO_TASK).await;
+    let (id, token) = one.device("alice", "laptop").await;
+    let args = [
+        "alice",
+        "--webhook",
+        &hook.url,
+        "--secret",
+        "k",
+        "--after-mins",
+        "0",
+    ];
+    fallback(&one, &args).await;
+    let mut dev = one.connect(&token).await;
+    dev.hello(0).await;
+    let mut m = Maker::new(&id);
+    // Its alarm fired a minute ago: due now.
+    let start = (Utc::now() + chrono::Duration::minutes(14))
+        .format("%Y%m%dT%H%M%SZ")
+        .to_string();
+    dev.push(&[m.calendar("c1", "Work"), m.op(series("e1", &start))])
+        .await;
+    let rem = Reminders::open(&Database::Postgres(url.clone()))
+        .await
+        .unwrap();
+    assert_eq!(rem.replicate(Utc::now()).await.unwrap().deliveries, 1);
+
+    // Every replication round now waits on this lock (it reads the
+    // cursors first); the drain never touches the table.
+    let (mut client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let conn = tokio::spawn(conn);
+    let lock = client.transaction().await.unwrap();
+    lock.execute("LOCK TABLE remind_cursor IN ACCESS EXCLUSIVE MODE", &[])
+        .await
+        .unwrap();
+    let args = ["--remind-poll-ms", "100"];
+    let two = Server::start_pg(&dir.path().join("two"), &url, &args).await;
+    let Ok(Some(post)) = tokio::time::timeout(WAIT, hook.posts.recv()).await else {
+        panic!(
+            "the due delivery waited for the stuck replication round; log:\n{}",
+            two.log()
+        );
+    };
+    assert!(!post.delivery.is_empty());
+    let (locked,): (i64,) = {
+        let r = lock
+            .query_one(
+                "SELECT count(*) FROM pg_locks WHERE relation = 'remind_cursor'::regclass AND NOT granted",
+                &[],
+            )
+            .await
+            .unwrap();
+        (r.get(0),)
+    };
+    assert!(locked >= 1, "the replication round was waiting meanwhile");
+    lock.rollback().await.unwrap();
+    drop(client);
+    let _ = conn.await;
+    drop(two);
 }
