@@ -126,7 +126,7 @@ impl Reminders {
         };
         let taken = match &self.db {
             Db::Sqlite(s) => {
-                let (cands, dests, ctx) = (cands.clone(), dests, ctx.clone());
+                let (cands, dests, ctx) = (cands.clone(), dests.clone(), ctx.clone());
                 s.run(move |c| super::shared_sql::take_sqlite(c, &cands, &dests, &ctx))
                     .await?
             }
@@ -158,6 +158,11 @@ impl Reminders {
             }
         }
         let mut gate = self.gate();
+        // No row: closed with no failure (perhaps closed by another
+        // instance since this one last saw it).
+        for d in &dests {
+            gate.seed(d, &Breaker::default(), false, now);
+        }
         for (dest, mut row, ours) in taken.breakers {
             gate.seed(&dest, &row, ours, now);
             if ours {
