@@ -23,9 +23,13 @@ mod finish;
 pub mod gate;
 pub mod metrics;
 mod pg;
+mod rate;
 mod replica;
+mod run;
 mod send;
 pub mod serve;
+mod shared;
+mod shared_sql;
 mod sqlite;
 pub mod webhook;
 pub mod worker;
@@ -159,7 +163,8 @@ enum Db {
 }
 
 /// The server's reminder replica and queue, on either store, with this
-/// instance's breakers and rate buckets (`gate`) and its metrics.
+/// instance's view of the breakers (`gate`; their state and the rate
+/// buckets are in the store, shared) and its metrics.
 pub struct Reminders {
     db: Db,
     gate: Mutex<gate::Gate>,

@@ -1,6 +1,6 @@
 //! Draining the delay queue: claim a batch of due deliveries, send them
-//! (concurrently, a bounded number at once), record each outcome; and the
-//! background task a serving instance runs.
+//! (concurrently, a bounded number at once), record each outcome (the
+//! background task a serving instance runs is `run.rs`).
 
 use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
@@ -12,6 +12,7 @@ use super::claim::{Claimed, Finish, claim_pg, claim_sqlite};
 use super::finish::{finish_pg, finish_sqlite};
 use super::gate::{Admit, Gate, Limits, destination};
 pub use super::send::{Channels, RETRIES, after_failure};
+use super::shared::{Batch, delivery};
 use super::webhook::Outcome;
 use super::{Db, Reminders, from_ms, ms};
 use crate::store::StoreError;
@@ -96,7 +97,7 @@ impl Reminders {
         self.gate().open()
     }
 
-    fn gate(&self) -> MutexGuard<'_, Gate> {
+    pub(super) fn gate(&self) -> MutexGuard<'_, Gate> {
         self.gate
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -143,6 +144,9 @@ impl Reminders {
         // a retry waits its 10 s after the failure, not after the claim.
         let started = tokio::time::Instant::now();
         let later = move || now + chrono::Duration::from_std(started.elapsed()).unwrap_or_default();
+        // The gate's state for the batch: one round trip to the store.
+        let gate = self.open_batch(&rows, opts, ms(now)).await?;
+        let batch = &gate;
         let mut out = Drained {
             claimed: rows.len(),
             ..Drained::default()
@@ -165,7 +169,7 @@ impl Reminders {
                         let why = "acknowledged by a device";
                         (Finish::Cancel(why.into()), "cancelled_ack")
                     } else {
-                        self.attempt(&c, now, opts, channels, later).await
+                        self.attempt(&c, now, opts, channels, later, batch).await
                     };
                     let channel = c.channel.clone();
                     let deliver_ms = c.deliver_ms;
@@ -219,9 +223,11 @@ impl Reminders {
             failed
         };
         let (results, failed) = tokio::join!(sends, record);
+        let closed = self.close_batch(gate, opts, ms(later())).await;
         if let Some(e) = failed {
             return Err(e);
         }
+        closed?;
         for r in results.into_iter().flatten() {
             match r {
                 (Finish::Sent, true) => out.duplicates += 1,
@@ -237,7 +243,9 @@ impl Reminders {
     }
 
     /// One attempt at `c`, unless the gate defers it: what to record, and
-    /// its outcome's metric label.
+    /// its outcome's metric label. The rate limit first (decided for the
+    /// whole batch by `open_batch`), then the destination's breaker; a
+    /// delivery held back by the breaker gives its token back.
     async fn attempt(
         &self,
         c: &Claimed,
@@ -245,15 +253,26 @@ impl Reminders {
         opts: &Options,
         channels: &Channels,
         later: impl Fn() -> DateTime<Utc>,
+        batch: &Batch,
     ) -> (Finish, &'static str) {
         let dest = destination(&c.channel, &c.target);
-        let delivery = format!("{}/{}/{}", c.account, c.key, c.channel);
-        let admit = self
-            .gate()
-            .admit(&opts.limits, &c.account, &delivery, &dest, ms(later()));
         let at = |t: i64| kairos_proto::utc::format(&from_ms(t));
+        if let Some(next) = batch.rate(&c.account, &delivery(c)) {
+            let reason = format!(
+                "rate limit: account over {} deliveries a minute, until {}",
+                opts.limits.per_minute,
+                at(next)
+            );
+            let finish = Finish::Defer {
+                at_ms: next,
+                reason,
+            };
+            return (finish, "deferred_rate");
+        }
+        let admit = self.gate().admit(&dest, ms(later()));
         match admit {
             Admit::CircuitOpen(until) => {
+                batch.refund(&c.account);
                 let reason = format!("destination {dest} circuit open until {}", at(until));
                 (
                     Finish::Defer {
@@ -261,20 +280,6 @@ impl Reminders {
                         reason,
                     },
                     "deferred_circuit",
-                )
-            }
-            Admit::RateLimited(next) => {
-                let reason = format!(
-                    "rate limit: account over {} deliveries a minute, until {}",
-                    opts.limits.per_minute,
-                    at(next)
-                );
-                (
-                    Finish::Defer {
-                        at_ms: next,
-                        reason,
-                    },
-                    "deferred_rate",
                 )
             }
             Admit::Go | Admit::Probe => {
@@ -306,48 +311,6 @@ impl Reminders {
                     .await
             }
             Db::Postgres(p) => finish_pg(&mut p.get().await?, &group, owner, ms(at)).await,
-        }
-    }
-
-    /// The serving instance's loop until `stop` turns true: replicate,
-    /// drain every due batch, sleep at most `poll`.
-    pub async fn run(
-        self,
-        opts: Options,
-        channels: Channels,
-        mut stop: tokio::sync::watch::Receiver<bool>,
-    ) {
-        loop {
-            if *stop.borrow() {
-                return;
-            }
-            let now = Utc::now();
-            if let Err(e) = self.replicate(now).await {
-                tracing::warn!("reminders: replicating: {e}");
-            }
-            loop {
-                match self.drain(Utc::now(), &opts, &channels).await {
-                    Ok(d) if d.claimed > 0 => {
-                        tracing::debug!(?d, "reminders: drained");
-                        if d.claimed < opts.batch {
-                            break;
-                        }
-                    }
-                    Ok(_) => break,
-                    Err(e) => {
-                        tracing::warn!("reminders: draining: {e}");
-                        break;
-                    }
-                }
-            }
-            match self.depth(Utc::now()).await {
-                Ok((due, future)) => self.metrics.reminders.depth(due, future),
-                Err(e) => tracing::warn!("reminders: queue depth: {e}"),
-            }
-            tokio::select! {
-                () = tokio::time::sleep(opts.poll) => {}
-                changed = stop.changed() => if changed.is_err() { return; },
-            }
         }
     }
 }

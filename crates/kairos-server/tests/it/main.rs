@@ -26,6 +26,7 @@ mod remind_mail;
 mod remind_metrics;
 mod remind_ops;
 mod remind_send;
+mod remind_shared;
 mod support;
 mod sync;
 mod tls;

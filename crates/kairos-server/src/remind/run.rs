@@ -1,0 +1,97 @@
+//! The serving instance's reminder task: replication and draining as two
+//! tasks, each with its own poll, so a long replication round (an account
+//! with a big op backlog being planned) never holds back deliveries
+//! already due. A round that queued deliveries wakes the drain at once.
+
+use std::sync::Arc;
+
+use chrono::Utc;
+use tokio::sync::{Notify, watch};
+
+use super::Reminders;
+use super::worker::{Channels, Options};
+
+impl Reminders {
+    /// The serving instance's task until `stop` turns true: the drain here
+    /// (every due batch, then a sleep of at most `poll` or until a round
+    /// queues deliveries), replication rounds (every `poll`) in a task of
+    /// their own. On `stop` the drain finishes its round (what it sent is
+    /// recorded); a replication round in progress is dropped (its
+    /// transaction rolls back: the next instance or start does it again).
+    pub async fn run(self, opts: Options, channels: Channels, stop: watch::Receiver<bool>) {
+        let me = Arc::new(self);
+        let queued = Arc::new(Notify::new());
+        let replication = tokio::spawn(replicate(
+            Arc::clone(&me),
+            opts.poll,
+            Arc::clone(&queued),
+            stop.clone(),
+        ));
+        drain(&me, &opts, &channels, &queued, stop).await;
+        let _ = replication.await;
+    }
+}
+
+async fn replicate(
+    me: Arc<Reminders>,
+    poll: std::time::Duration,
+    queued: Arc<Notify>,
+    mut stop: watch::Receiver<bool>,
+) {
+    loop {
+        if *stop.borrow() {
+            return;
+        }
+        let round = tokio::select! {
+            r = me.replicate(Utc::now()) => r,
+            changed = stop.changed() => if changed.is_err() { return } else { continue },
+        };
+        match round {
+            Ok(r) if r.deliveries > 0 => queued.notify_one(),
+            Ok(_) => {}
+            Err(e) => tracing::warn!("reminders: replicating: {e}"),
+        }
+        tokio::select! {
+            () = tokio::time::sleep(poll) => {}
+            changed = stop.changed() => if changed.is_err() { return; },
+        }
+    }
+}
+
+async fn drain(
+    me: &Reminders,
+    opts: &Options,
+    channels: &Channels,
+    queued: &Notify,
+    mut stop: watch::Receiver<bool>,
+) {
+    loop {
+        if *stop.borrow() {
+            return;
+        }
+        loop {
+            match me.drain(Utc::now(), opts, channels).await {
+                Ok(d) if d.claimed > 0 => {
+                    tracing::debug!(?d, "reminders: drained");
+                    if d.claimed < opts.batch {
+                        break;
+                    }
+                }
+                Ok(_) => break,
+                Err(e) => {
+                    tracing::warn!("reminders: draining: {e}");
+                    break;
+                }
+            }
+        }
+        match me.depth(Utc::now()).await {
+            Ok((due, future)) => me.metrics.reminders.depth(due, future),
+            Err(e) => tracing::warn!("reminders: queue depth: {e}"),
+        }
+        tokio::select! {
+            () = tokio::time::sleep(opts.poll) => {}
+            () = queued.notified() => {}
+            changed = stop.changed() => if changed.is_err() { return; },
+        }
+    }
+}
