@@ -18,7 +18,11 @@
 //! through the small partial index `remind_delivery_leased`), and each is
 //! finished or leased again by the claim that takes it. Rows never claimed
 //! have `lease_ms = 0` (a retry or deferral sets it back to 0), so the two
-//! parts of a claim never take the same row.
+//! parts of a claim never take the same row. The second part's index,
+//! `remind_delivery_fresh`, holds only those (`lease_ms = 0` in its
+//! predicate): a claimed row leaves it, so a claim does not read past the
+//! rows in flight, and on PostgreSQL (where a claim is an update making a
+//! new row version) the index does not take every claimed row in again.
 //!
 //! A success is recorded by inserting into `remind_sent`, whose
 //! primary key (account, key, channel) admits one success per instance
@@ -133,7 +137,7 @@ const SQLITE_EXPIRED: &str = "UPDATE remind_delivery SET owner = ?1, lease_ms = 
                calendar";
 
 /// SQLite, the second part: due rows never claimed, in order, through
-/// `remind_delivery_order` (bounded by the due second so that the scan
+/// `remind_delivery_fresh` (bounded by the due second so that the scan
 /// stops at the first row not yet due).
 const SQLITE_FRESH: &str = "UPDATE remind_delivery SET owner = ?1, lease_ms = ?2
      WHERE rowid IN (SELECT rowid FROM remind_delivery

@@ -136,7 +136,13 @@ impl Pg {
             .get()
             .await?
             .query_one(
-                "SELECT count(*) FILTER (WHERE next_ms <= $1), count(*) FROM remind_delivery WHERE state = 'pending'",
+                // Rows never claimed, then rows with a lease: each set
+                // through its own partial index (migration 0006).
+                "SELECT f.due + l.due, f.n + l.n
+                 FROM (SELECT count(*) FILTER (WHERE next_ms <= $1) AS due, count(*) AS n
+                       FROM remind_delivery WHERE state = 'pending' AND lease_ms = 0) f,
+                      (SELECT count(*) FILTER (WHERE next_ms <= $1) AS due, count(*) AS n
+                       FROM remind_delivery WHERE state = 'pending' AND lease_ms > 0) l",
                 &[&now],
             )
             .await?;

@@ -132,7 +132,13 @@ impl Sqlite {
         self.run(move |c| {
             let (due, all): (i64, i64) = c
                 .prepare_cached(
-                    "SELECT coalesce(sum(next_ms <= ?1), 0), count(*) FROM remind_delivery WHERE state = 'pending'",
+                    // Rows never claimed, then rows with a lease: each set
+                    // through its own partial index (migration 0006).
+                    "SELECT f.due + l.due, f.n + l.n
+                     FROM (SELECT coalesce(sum(next_ms <= ?1), 0) AS due, count(*) AS n
+                           FROM remind_delivery WHERE state = 'pending' AND lease_ms = 0) f,
+                          (SELECT coalesce(sum(next_ms <= ?1), 0) AS due, count(*) AS n
+                           FROM remind_delivery WHERE state = 'pending' AND lease_ms > 0) l",
                 )?
                 .query_row([now], |r| Ok((r.get(0)?, r.get(1)?)))?;
             let due = u64::try_from(due).unwrap_or(0);

@@ -16,6 +16,7 @@ const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../migrations/0003_remind_order.sql")),
     M::up(include_str!("../../migrations/0004_remind_takeover.sql")),
     M::up(include_str!("../../migrations/0005_remind_gate.sql")),
+    M::up(include_str!("../../migrations/0006_remind_fresh_order.sql")),
 ];
 
 /// The database file inside the data directory.

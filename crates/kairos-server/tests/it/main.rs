@@ -25,6 +25,7 @@ mod remind_group;
 mod remind_mail;
 mod remind_metrics;
 mod remind_ops;
+mod remind_scan;
 mod remind_send;
 mod remind_shared;
 mod support;
