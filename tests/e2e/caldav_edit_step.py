@@ -151,13 +151,11 @@ def run(s, set_value, step, app_now, dav, shot=None):
                                           " .cal-name')].map((e) => e.textContent)") or [])
                  == ["E2E Team", "E2E Trips"], timeout=15, message="E2E Trips synced with the account")
     # No "Sync now": the host syncs an edited account at once.
-    s.find('[data-view="week"]').click()
-    s.wait_until(lambda: TRIP in (s.execute(caldav_step.TITLES_JS) or []), timeout=60,
-                 message="the trip in the week view: %r" % s.execute(caldav_step.TITLES_JS))
+    caldav_step.shown_in_agenda(s, TRIP, 60)
     open_edit(s)
     assert s.execute("return document.querySelector('#dav-every').value") == "900"
     close_edit(s)
-    step("E2E Trips chosen, every 15 min: its event in the week view")
+    step("E2E Trips chosen, every 15 min: its event in the agenda")
     ca_steps(s, set_value, step)
     if shots:
         themed_shots(s, set_value, dav, shot)
