@@ -43,6 +43,25 @@ def network_processes(app):
             if (procs.proc_stat(p) or ("",))[0].startswith("WebKitNetworkP")]
 
 
+# What src-tauri/src/webkit_env.rs gives WebKit's processes by restarting
+# the app once (the test's environment sets none of them).
+WEBKIT_ENV = {"WEBKIT_DISABLE_DMABUF_RENDERER": "1"}
+
+
+def environ(pid):
+    with open("/proc/%d/environ" % pid, "rb") as f:
+        pairs = [kv.partition(b"=") for kv in f.read().split(b"\0") if kv]
+    return {k.decode(errors="replace"): v.decode(errors="replace") for k, _, v in pairs}
+
+
+def check_webkit_env(app):
+    """The web process runs with webkit_env.rs's variables."""
+    for pid in web_processes(app):
+        got = {k: environ(pid).get(k) for k in WEBKIT_ENV}
+        assert got == WEBKIT_ENV, "web process %d environment %s, want %s" % (pid, got, WEBKIT_ENV)
+    step("web process runs with %s" % WEBKIT_ENV)
+
+
 def shows_ui(display):
     """The window shows a rendered page (a blank webview is one colour)."""
     rect = x11.window_rect(display)
@@ -64,6 +83,7 @@ def close_and_reopen(app_path, env):
     display = os.environ["DISPLAY"]
     [app] = app_pids(app_path)
     assert web_processes(app), "a web process while the window is open"
+    check_webkit_env(app)
     assert network_processes(app), "a network process while the window is open"
     assert x11.close_all(display), "the window is visible"
     until(lambda: not x11.visible_windows(display) and not web_processes(app)
