@@ -9,8 +9,9 @@
 //! the keys it delivered in this run ([`Shown`]) and, when it is told the
 //! database changed, reads their states back ([`Engine::reconcile_shown`]):
 //! one that is now acknowledged or snoozed, or whose event (or calendar) is
-//! gone, is withdrawn from every channel and announced ([`EngineEvent::Withdrawn`]), exactly as a notice is. A
-//! key withdrawn either way is forgotten, so it is taken back once.
+//! gone, is withdrawn from every channel and announced
+//! ([`EngineEvent::Withdrawn`]), exactly as a notice is. A key withdrawn
+//! either way is forgotten, so it is taken back once.
 
 use std::collections::{HashSet, VecDeque};
 
