@@ -17,7 +17,7 @@ use crate::receiver;
 use crate::remind::{NO_TASK, at, series, webhook};
 use crate::remind_ops::{NO_LIMITS, account, channels, item, serial};
 use crate::remind_send::fallback;
-use crate::support::{Maker, Server, WAIT};
+use crate::support::{Client, Maker, Server, WAIT};
 
 /// A server (for the accounts) and two instances' reminder sides on one
 /// fresh PostgreSQL database.
@@ -28,6 +28,26 @@ async fn two_instances(dir: &std::path::Path) -> (Server, String, Reminders, Rem
     let one = Reminders::open(&db).await.unwrap();
     let two = Reminders::open(&db).await.unwrap();
     (server, url, one, two)
+}
+
+/// Two instances (see [`two_instances`]) and account alice with one event
+/// per uid in `c1` at 10:00 on 2030-01-07, a webhook to `hook` for her
+/// reminders (15 min before), replicated by instance one. The server and
+/// alice's device are returned to be kept alive.
+async fn alice_on_two(
+    dir: &std::path::Path,
+    hook: &str,
+    uids: &[String],
+) -> (Server, (Client, Maker), Reminders, Reminders) {
+    let (server, _url, one, two) = two_instances(dir).await;
+    let s = "20300107T100000Z";
+    let items = uids.iter().map(|u| item("c1", u, s, None)).collect();
+    let alice = account(&server, "alice", items).await;
+    one.configure(webhook("alice", hook, Duration::ZERO))
+        .await
+        .unwrap();
+    one.replicate(at("2030-01-07T08:00:00Z")).await.unwrap();
+    (server, alice, one, two)
 }
 
 fn named(owner: &str, limits: Limits, batch: usize) -> Options {
@@ -63,16 +83,8 @@ async fn two_instances_give_an_account_its_rate_once_not_once_each() {
     const N: usize = 4;
     let mut hook = receiver::start(&[], Duration::ZERO).await;
     let dir = tempfile::tempdir().unwrap();
-    let (server, _url, one, two) = two_instances(dir.path()).await;
-    let s = "20300107T100000Z";
-    let items = (0..3 * N)
-        .map(|i| item("c1", &format!("e{i:02}"), s, None))
-        .collect();
-    let _alice = account(&server, "alice", items).await;
-    one.configure(webhook("alice", &hook.url, Duration::ZERO))
-        .await
-        .unwrap();
-    one.replicate(at("2030-01-07T08:00:00Z")).await.unwrap();
+    let uids: Vec<String> = (0..3 * N).map(|i| format!("e{i:02}")).collect();
+    let (_server, _alice, one, two) = alice_on_two(dir.path(), &hook.url, &uids).await;
     let limits = Limits {
         per_minute: u32::try_from(N).unwrap(),
         ..NO_LIMITS
@@ -112,17 +124,8 @@ async fn a_destination_one_instance_found_down_is_deferred_by_the_other_without_
     // Two 503s, then the destination is back.
     let mut hook = receiver::start(&[503, 503], Duration::ZERO).await;
     let dir = tempfile::tempdir().unwrap();
-    let (server, _url, one, two) = two_instances(dir.path()).await;
-    let s = "20300107T100000Z";
-    let items = ["a", "b", "c", "d"]
-        .iter()
-        .map(|u| item("c1", u, s, None))
-        .collect();
-    let _alice = account(&server, "alice", items).await;
-    one.configure(webhook("alice", &hook.url, Duration::ZERO))
-        .await
-        .unwrap();
-    one.replicate(at("2030-01-07T08:00:00Z")).await.unwrap();
+    let uids = ["a", "b", "c", "d"].map(String::from);
+    let (_server, _alice, one, two) = alice_on_two(dir.path(), &hook.url, &uids).await;
     let limits = Limits {
         failures: 2,
         ..NO_LIMITS
@@ -165,17 +168,8 @@ async fn a_probe_held_by_an_instance_that_died_expires_and_another_probes() {
     // dies with it); then the destination answers.
     let mut hook = receiver::start(&[503, 503, 0], Duration::ZERO).await;
     let dir = tempfile::tempdir().unwrap();
-    let (server, _url, one, two) = two_instances(dir.path()).await;
-    let s = "20300107T100000Z";
-    let items = ["a", "b", "c"]
-        .iter()
-        .map(|u| item("c1", u, s, None))
-        .collect();
-    let _alice = account(&server, "alice", items).await;
-    one.configure(webhook("alice", &hook.url, Duration::ZERO))
-        .await
-        .unwrap();
-    one.replicate(at("2030-01-07T08:00:00Z")).await.unwrap();
+    let uids = ["a", "b", "c"].map(String::from);
+    let (_server, _alice, one, two) = alice_on_two(dir.path(), &hook.url, &uids).await;
     let limits = Limits {
         failures: 2,
         ..NO_LIMITS
