@@ -110,17 +110,20 @@ pub(crate) async fn take_pg(
     }
     out.breakers = breakers
         .iter()
-        .map(|r| {
-            let b = Breaker {
-                failures: count(r.get(1)),
-                open_until: r.get(2),
-                probe_owner: r.get(3),
-                probe_until: r.get(4),
-            };
-            (r.get(0), b, r.get(5))
-        })
+        .map(|r| (r.get(0), breaker_pg(r), r.get(5)))
         .collect();
     Ok(out)
+}
+
+/// A breaker from a row whose columns 1–4 are `failures, open_until_ms,
+/// probe_owner, probe_until_ms` (column 0 its destination).
+fn breaker_pg(r: &tokio_postgres::Row) -> Breaker {
+    Breaker {
+        failures: count(r.get(1)),
+        open_until: r.get(2),
+        probe_owner: r.get(3),
+        probe_until: r.get(4),
+    }
 }
 
 pub(crate) async fn reserve_pg(
@@ -150,18 +153,8 @@ pub(crate) async fn write_pg(c: &mut Object, w: &Changes, ctx: &Ctx) -> Result<(
             &[&dests],
         )
         .await?;
-    let stored: std::collections::HashMap<String, Breaker> = rows
-        .iter()
-        .map(|r| {
-            let b = Breaker {
-                failures: count(r.get(1)),
-                open_until: r.get(2),
-                probe_owner: r.get(3),
-                probe_until: r.get(4),
-            };
-            (r.get(0), b)
-        })
-        .collect();
+    let stored: std::collections::HashMap<String, Breaker> =
+        rows.iter().map(|r| (r.get(0), breaker_pg(r))).collect();
     for (dest, t) in &w.tallies {
         let now = stored.get(dest).cloned().unwrap_or_default();
         let b = merge(&now, t, &ctx.limits, &ctx.owner, ctx.now);
