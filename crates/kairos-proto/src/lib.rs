@@ -37,6 +37,7 @@
 //! # Ok::<(), kairos_proto::ProtoError>(())
 //! ```
 
+mod body_de;
 mod error;
 #[doc(hidden)]
 pub mod fuzzing;

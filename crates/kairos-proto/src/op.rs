@@ -26,8 +26,9 @@ pub struct Op {
     pub body: Body,
 }
 
-/// What an op changes, tagged by `"k"` on the wire.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// What an op changes, tagged by `"k"` on the wire (decoded by its `k`
+/// first: `body_de.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "k")]
 pub enum Body {
     /// A calendar created or changed.

@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod body;
 mod corpus;
 mod hlc;
 mod merge;

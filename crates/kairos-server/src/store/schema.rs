@@ -17,6 +17,7 @@ const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../migrations/0004_remind_takeover.sql")),
     M::up(include_str!("../../migrations/0005_remind_gate.sql")),
     M::up(include_str!("../../migrations/0006_remind_fresh_order.sql")),
+    M::up(include_str!("../../migrations/0007_ops_without_rowid.sql")),
 ];
 
 /// The database file inside the data directory.

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use kairos_proto::{Effect, Hlc, PushResult, SeqOp, Stored, ids, survivors};
+use kairos_proto::{Effect, Hlc, Op, PushResult, SeqOp, Stored, ids, survivors};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::writer::Committed;
@@ -39,10 +39,8 @@ pub(crate) fn push(
     let mut add_id = c.prepare_cached(
         "INSERT INTO op_ids (account, op_id, seq) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
     )?;
-    let mut add_op = c.prepare_cached(
-        "INSERT INTO ops (account, seq, op_id, device, entity, hlc, kind, until_ms, op_json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-    )?;
+    let mut add_op =
+        c.prepare_cached("INSERT INTO ops (account, seq, op_json) VALUES (?1, ?2, ?3)")?;
     for new in ops {
         let seq = to_i64(head + 1);
         if add_id.execute(params![account, new.op.id, seq])? == 0 {
@@ -54,17 +52,7 @@ pub(crate) fn push(
             continue;
         }
         head += 1;
-        add_op.execute(params![
-            account,
-            seq,
-            new.op.id,
-            device,
-            new.entity,
-            new.hlc,
-            new.kind,
-            new.until_ms,
-            new.json
-        ])?;
+        add_op.execute(params![account, seq, new.json])?;
         results.push(PushResult {
             id: new.op.id.clone(),
             seq: head,
@@ -197,28 +185,19 @@ pub(crate) fn maybe_compact(
         return Ok(());
     }
     let cutoff = head.saturating_sub(keep);
+    // What compaction needs of each op (its entity, stamp and effect) is
+    // read from its JSON: the `ops` table keeps nothing else (0007).
     let rows: Vec<(u64, String, Hlc, Effect)> = {
-        let mut stmt = tx.prepare_cached(
-            "SELECT seq, entity, hlc, kind, until_ms FROM ops WHERE account = ?1 ORDER BY seq",
-        )?;
+        let mut stmt =
+            tx.prepare_cached("SELECT seq, op_json FROM ops WHERE account = ?1 ORDER BY seq")?;
         let mut out = Vec::new();
         let mut rows = stmt.query([account])?;
         while let Some(r) = rows.next()? {
             let seq = to_u64(r.get(0)?);
-            let hlc: String = r.get(2)?;
-            let hlc = hlc.parse().map_err(|e: kairos_proto::HlcParseError| {
-                StoreError::Corrupt(seq, e.to_string())
-            })?;
-            let kind: String = r.get(3)?;
-            let effect = match (kind.as_str(), r.get::<_, Option<i64>>(4)?) {
-                ("reminder.dismiss", _) => Effect::Dismiss,
-                ("reminder.snooze", Some(ms)) => Effect::Snooze(
-                    DateTime::from_timestamp_millis(ms)
-                        .ok_or_else(|| StoreError::Corrupt(seq, "until".into()))?,
-                ),
-                _ => Effect::Write,
-            };
-            out.push((seq, r.get(1)?, hlc, effect));
+            let json = r.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?;
+            let op: Op =
+                serde_json::from_str(json).map_err(|e| StoreError::Corrupt(seq, e.to_string()))?;
+            out.push((seq, op.entity(), op.hlc, op.body.effect()));
         }
         out
     };

@@ -17,6 +17,7 @@ mod features;
 mod instances;
 mod limits;
 mod maker;
+mod ops_table;
 mod pairing;
 mod pg;
 mod receiver;
