@@ -19,6 +19,7 @@ mod limits;
 mod maker;
 mod pairing;
 mod pg;
+mod pg_ingest;
 mod receiver;
 mod remind;
 mod remind_group;

@@ -14,6 +14,7 @@
 //! instances' hints into events.
 
 mod admin;
+mod batch;
 mod listen;
 mod schema;
 mod tx;
