@@ -108,3 +108,46 @@ async fn a_push_postgres_refuses_fails_alone_in_its_group_and_a_repeated_id_is_s
     let _ = conn.await;
     pg::drop_database(&url).await;
 }
+
+/// Two writers per instance, jobs sharded by account: pushes of one
+/// account (from several of its devices) queued back to back get their
+/// seqs in the order they were queued, whichever writer is free.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pushes_of_one_account_queued_together_get_seqs_in_queue_order() {
+    let url = pg::database().await;
+    let db = Database::Postgres(url.clone());
+    Store::invite_in(&db, "alice", Duration::from_secs(60))
+        .await
+        .unwrap();
+    let store = Store::connect(&db, 10_000, false, Box::new(|_| {}))
+        .await
+        .unwrap();
+    let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let conn = tokio::spawn(conn);
+    client
+        .batch_execute("BEGIN; SELECT 1 FROM accounts WHERE id = 'alice' FOR UPDATE")
+        .await
+        .unwrap();
+    let devices: Vec<Auth> = (0..8)
+        .map(|k| Auth {
+            account: "alice".into(),
+            device: format!("d_{k:016x}"),
+        })
+        .collect();
+    let pushes: Vec<_> = devices
+        .iter()
+        .map(|d| store.push(d, ops(d, 1, 2, "")))
+        .collect();
+    client.batch_execute("COMMIT").await.unwrap();
+    let mut got = Vec::new();
+    for p in pushes {
+        got.extend(seqs(&p.await.unwrap()));
+    }
+    assert_eq!(got, (1..=16).collect::<Vec<u64>>());
+    store.close().await;
+    drop(client);
+    let _ = conn.await;
+    pg::drop_database(&url).await;
+}

@@ -185,7 +185,7 @@ pub(super) fn finish(
             fresh.push(SeqOp { seq, op: new.op });
         }
     }
-    let event = (!fresh.is_empty()).then(|| Committed::Ops {
+    let event = (!fresh.is_empty()).then_some(Committed::Ops {
         account,
         from: device,
         ops: fresh,

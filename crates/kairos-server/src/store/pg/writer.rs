@@ -1,8 +1,9 @@
-//! The PostgreSQL writer: one task per instance doing what the SQLite
-//! writer thread does — every job waiting joins one transaction, each in a
-//! savepoint, replies and events only after the commit, in commit order —
-//! and then, outside any transaction, the hints for the other instances
-//! and the touches.
+//! A PostgreSQL writer: a task (two per instance, each with its own
+//! accounts) doing what the SQLite writer thread does — every job waiting
+//! joins one transaction, the pushes together (`batch.rs`) and the other
+//! jobs each in a savepoint, replies and events only after the commit, in
+//! commit order — and then, outside any transaction, the hints for the
+//! other instances and the touches.
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -23,7 +24,7 @@ pub(super) struct Writer {
     pub(super) keep: u64,
     /// Send hints to the other instances (off only to test the repair).
     pub(super) hints: bool,
-    pub(super) on_commit: Box<dyn Fn(Committed) + Send + Sync>,
+    pub(super) on_commit: std::sync::Arc<dyn Fn(Committed) + Send + Sync>,
 }
 
 /// A hint's text: `h HEAD ACCOUNT` or `r ACCOUNT DEVICE` (neither an
