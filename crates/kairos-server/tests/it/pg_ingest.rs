@@ -151,3 +151,78 @@ async fn pushes_of_one_account_queued_together_get_seqs_in_queue_order() {
     let _ = conn.await;
     pg::drop_database(&url).await;
 }
+
+/// Waits (at most 10 s) until `n` sessions of this database wait on a lock.
+async fn waiting(client: &tokio_postgres::Client, n: i64) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let row = client
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity
+                 WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                &[],
+            )
+            .await
+            .unwrap();
+        if row.get::<_, i64>(0) >= n {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{n} sessions never waited on a lock"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// `ops` has no foreign key to `accounts` (migration 0008): what keeps an
+/// op from outliving its account is the row lock both sides take. A push
+/// whose writer holds the account's row commits first; `delete-account`,
+/// waiting on the same row, then deletes its ops too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_account_deleted_while_its_push_commits_leaves_no_ops_behind() {
+    let url = pg::database().await;
+    let db = Database::Postgres(url.clone());
+    Store::invite_in(&db, "alice", Duration::from_secs(60))
+        .await
+        .unwrap();
+    let store = Store::connect(&db, 10_000, false, Box::new(|_| {}))
+        .await
+        .unwrap();
+    let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let conn = tokio::spawn(conn);
+    let (watch, watch_conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let watch_conn = tokio::spawn(watch_conn);
+    client
+        .batch_execute("BEGIN; SELECT 1 FROM accounts WHERE id = 'alice' FOR UPDATE")
+        .await
+        .unwrap();
+    let alice = auth("alice");
+    let push = store.push(&alice, ops(&alice, 1, 3, ""));
+    waiting(&watch, 1).await;
+    let delete = tokio::spawn({
+        let db = db.clone();
+        async move { Store::delete_account(&db, "alice").await }
+    });
+    waiting(&watch, 2).await;
+    client.batch_execute("COMMIT").await.unwrap();
+
+    assert_eq!(seqs(&push.await.unwrap()), [1, 2, 3]);
+    assert!(delete.await.unwrap().unwrap().is_some());
+    for table in ["ops", "op_ids", "accounts"] {
+        let left: i64 = watch
+            .query_one(&format!("SELECT count(*) FROM {table}"), &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(left, 0, "{table} rows left behind");
+    }
+    store.close().await;
+    drop((client, watch));
+    let _ = (conn.await, watch_conn.await);
+    pg::drop_database(&url).await;
+}
