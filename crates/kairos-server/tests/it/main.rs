@@ -20,6 +20,7 @@ mod maker;
 mod ops_table;
 mod pairing;
 mod pg;
+mod pg_ingest;
 mod receiver;
 mod remind;
 mod remind_group;

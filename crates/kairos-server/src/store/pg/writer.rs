@@ -1,8 +1,9 @@
-//! The PostgreSQL writer: one task per instance doing what the SQLite
-//! writer thread does — every job waiting joins one transaction, each in a
-//! savepoint, replies and events only after the commit, in commit order —
-//! and then, outside any transaction, the hints for the other instances
-//! and the touches.
+//! A PostgreSQL writer: a task (two per instance, each with its own
+//! accounts) doing what the SQLite writer thread does — every job waiting
+//! joins one transaction, the pushes together (`batch.rs`) and the other
+//! jobs each in a savepoint, replies and events only after the commit, in
+//! commit order — and then, outside any transaction, the hints for the
+//! other instances and the touches.
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -13,7 +14,7 @@ use tokio::sync::mpsc;
 
 use super::super::StoreError;
 use super::super::writer::{Committed, Done, Job, deliver, fail};
-use super::{CHANNEL, get, tx};
+use super::{CHANNEL, batch, get, tx};
 
 /// The most jobs in one transaction.
 const MAX_GROUP: usize = 4096;
@@ -23,7 +24,7 @@ pub(super) struct Writer {
     pub(super) keep: u64,
     /// Send hints to the other instances (off only to test the repair).
     pub(super) hints: bool,
-    pub(super) on_commit: Box<dyn Fn(Committed) + Send + Sync>,
+    pub(super) on_commit: std::sync::Arc<dyn Fn(Committed) + Send + Sync>,
 }
 
 /// A hint's text: `h HEAD ACCOUNT` or `r ACCOUNT DEVICE` (neither an
@@ -136,8 +137,82 @@ fn finish(d: Done) {
 }
 
 /// Runs `jobs` in one transaction; `Err` gives them back when it could not
-/// even start.
+/// even start. The pushes go in set-based statements (`batch.rs`); if those
+/// fail, the transaction is rolled back and the group runs again job by
+/// job, each in a savepoint, so that only the failing job fails.
 async fn transact(
+    c: &mut Object,
+    jobs: Vec<Job>,
+    now: DateTime<Utc>,
+) -> Result<(Vec<Done>, Result<(), String>), (Vec<Job>, StoreError)> {
+    let jobs = if jobs.iter().any(|j| matches!(j, Job::Push { .. })) {
+        match together(c, jobs, now).await {
+            Ok(r) => return Ok(r),
+            Err(jobs) => jobs,
+        }
+    } else {
+        jobs
+    };
+    one_by_one(c, jobs, now).await
+}
+
+/// The group's pushes all at once, then its other jobs each in a
+/// savepoint; `Err` gives the jobs back, nothing of them written.
+async fn together(
+    c: &mut Object,
+    jobs: Vec<Job>,
+    now: DateTime<Utc>,
+) -> Result<(Vec<Done>, Result<(), String>), Vec<Job>> {
+    let Ok(mut tx) = c.transaction().await else {
+        return Err(jobs);
+    };
+    let pushes: Vec<batch::Push> = jobs
+        .iter()
+        .filter_map(|j| match j {
+            Job::Push {
+                account,
+                device,
+                ops,
+                ..
+            } => Some(batch::Push {
+                account,
+                device,
+                ops,
+            }),
+            _ => None,
+        })
+        .collect();
+    let placed = match batch::write(&tx, &pushes).await {
+        Ok(Some(placed)) => placed,
+        Ok(None) => return Err(jobs),
+        Err(e) => {
+            tracing::debug!("the group's pushes failed together, now one by one: {e}");
+            return Err(jobs);
+        }
+    };
+    drop(pushes);
+    let mut placed = placed.into_iter();
+    let mut done = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        done.push(match job {
+            Job::Push {
+                account,
+                device,
+                ops,
+                reply,
+            } => match placed.next() {
+                Some(p) => Done::Push(reply, Ok(batch::finish(account, device, ops, p))),
+                None => Done::Push(reply, Err(StoreError::Commit("push not placed".into()))),
+            },
+            other => apply(&mut tx, other, now).await,
+        });
+    }
+    let commit = tx.commit().await.map_err(|e| e.to_string());
+    Ok((done, commit))
+}
+
+/// Runs `jobs` in one transaction, each in its own savepoint.
+async fn one_by_one(
     c: &mut Object,
     jobs: Vec<Job>,
     now: DateTime<Utc>,

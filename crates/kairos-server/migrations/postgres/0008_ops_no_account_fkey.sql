@@ -1,0 +1,11 @@
+-- `ops` without its foreign key to `accounts`: the key's check ran once per
+-- inserted op (a trigger per row, about 40 % of the ops insert's time in
+-- a 64-device ingest), and it guarded nothing the writers do not already
+-- hold. Every writer locks the account's row (FOR NO KEY UPDATE) before
+-- it inserts the account's ops and inserts nothing when the row is gone;
+-- `kairos-server delete-account` locks the same row (FOR UPDATE) before it
+-- deletes the account's ops, so an op can neither be inserted for an
+-- account that is gone nor be left behind by its deletion. `op_ids` never
+-- had the key. (Numbered 0008: 0007 is kept for the SQLite ingest branch;
+-- the schema version is this file's place in `schema.rs`.) Append-only.
+ALTER TABLE ops DROP CONSTRAINT ops_account_fkey;
