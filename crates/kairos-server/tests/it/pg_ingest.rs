@@ -175,7 +175,7 @@ async fn waiting(client: &tokio_postgres::Client, n: i64) {
     }
 }
 
-/// `ops` has no foreign key to `accounts` (migration 0008): what keeps an
+/// `ops` has no foreign key to `accounts` (PostgreSQL migration 0007): what keeps an
 /// op from outliving its account is the row lock both sides take. A push
 /// whose writer holds the account's row commits first; `delete-account`,
 /// waiting on the same row, then deletes its ops too.

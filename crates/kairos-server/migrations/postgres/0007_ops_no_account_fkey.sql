@@ -6,6 +6,6 @@
 -- `kairos-server delete-account` locks the same row (FOR UPDATE) before it
 -- deletes the account's ops, so an op can neither be inserted for an
 -- account that is gone nor be left behind by its deletion. `op_ids` never
--- had the key. (Numbered 0008: 0007 is kept for the SQLite ingest branch;
--- the schema version is this file's place in `schema.rs`.) Append-only.
+-- had the key. (The SQLite store's 0007 is another change: each store numbers
+-- its own migrations.) Append-only.
 ALTER TABLE ops DROP CONSTRAINT ops_account_fkey;
