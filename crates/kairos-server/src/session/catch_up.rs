@@ -51,7 +51,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
         // revocation committed after the upgrade's check but before that
         // subscription would otherwise go unnoticed.
         self.ensure_live().await?;
-        self.ctx.store.touch(&self.auth.device);
+        self.ctx.store.touch(&self.auth.account, &self.auth.device);
         let log = self
             .ctx
             .store

@@ -198,9 +198,11 @@ impl Store {
         .await?
     }
 
-    /// Records that `device` started a session (not waited for).
-    pub fn touch(&self, device: &str) {
+    /// Records that `device` of `account` started a session (not waited
+    /// for; ahead of the device's pushes).
+    pub fn touch(&self, account: &str, device: &str) {
         let _ = self.send(Job::Touch {
+            account: account.to_owned(),
             device: device.to_owned(),
         });
     }

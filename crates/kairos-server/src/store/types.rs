@@ -37,8 +37,9 @@ pub enum StoreError {
     /// A pushed op (its id) could not be encoded for storing.
     #[error("op {0} does not encode: {1}")]
     Encode(String, String),
-    /// PostgreSQL said no (or the connection failed).
-    #[error("postgres: {0}")]
+    /// PostgreSQL said no (or the connection failed): its own message,
+    /// not `tokio_postgres`'s bare "db error".
+    #[error("postgres: {}", pg_text(.0))]
     Postgres(#[from] tokio_postgres::Error),
     /// No PostgreSQL connection could be had from the pool.
     #[error("postgres connection pool: {0}")]
@@ -115,4 +116,21 @@ pub struct Log {
     pub head: u64,
     /// The highest seq compaction removed.
     pub floor: u64,
+}
+
+/// What PostgreSQL said: the server's code and message (and detail) for a
+/// database error, else the client's error with its cause.
+fn pg_text(e: &tokio_postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        let mut text = format!("{} ({})", db.message(), db.code().code());
+        if let Some(detail) = db.detail() {
+            text.push_str(": ");
+            text.push_str(detail);
+        }
+        return text;
+    }
+    match std::error::Error::source(e) {
+        Some(cause) => format!("{e}: {cause}"),
+        None => e.to_string(),
+    }
 }

@@ -44,6 +44,9 @@ pub(crate) enum Job {
         reply: oneshot::Sender<Result<bool, StoreError>>,
     },
     Touch {
+        /// Its account: the touch goes to the writer of the account's
+        /// pushes, ahead of them (PostgreSQL shards writers by account).
+        account: String,
         device: String,
     },
 }
@@ -284,7 +287,7 @@ fn apply(tx: &rusqlite::Transaction<'_>, job: Job, now: DateTime<Utc>) -> Done {
             device,
             reply,
         } => Done::Revoke(reply, inner(tx, |c| revoke(c, &account, &device, now))),
-        Job::Touch { device } => {
+        Job::Touch { device, .. } => {
             let _ = inner(tx, |c| {
                 c.prepare_cached("UPDATE devices SET last_seen_ms = ?1 WHERE id = ?2")?
                     .execute(params![now.timestamp_millis(), device])?;

@@ -123,10 +123,10 @@ impl Postgres {
     /// their order); a join, which names no account, to the first.
     pub(crate) fn send(&self, job: Job) -> Result<(), StoreError> {
         let shard = match &job {
-            Job::Push { account, .. } | Job::Pair { account, .. } | Job::Revoke { account, .. } => {
-                shard(account, self.jobs.len())
-            }
-            Job::Touch { device } => shard(device, self.jobs.len()),
+            Job::Push { account, .. }
+            | Job::Pair { account, .. }
+            | Job::Revoke { account, .. }
+            | Job::Touch { account, .. } => shard(account, self.jobs.len()),
             Job::Join { .. } => 0,
         };
         self.jobs[shard].send(job).map_err(|_| StoreError::Closed)

@@ -106,7 +106,7 @@ impl Writer {
         let devices: Vec<String> = touches
             .into_iter()
             .filter_map(|j| match j {
-                Job::Touch { device } => Some(device),
+                Job::Touch { device, .. } => Some(device),
                 _ => None,
             })
             .collect();
