@@ -391,18 +391,7 @@ pub async fn run(plan: &Plan<'_>, store: &Store<'_>) -> Result<Drain> {
         keep_logs(plan, Path::new(&keep), due_ms)?;
     }
     if let (Store::Postgres(c, name), true) = (store, super::pg::stats()) {
-        println!(
-            "  pg_stat_statements during the drain (total ms | calls | mean ms | rows | query):"
-        );
-        let top = c.query(
-            name,
-            "SELECT round(total_exec_time::numeric, 1), calls, round(mean_exec_time::numeric, 3), rows,
-                    left(regexp_replace(query, '\\s+', ' ', 'g'), 110)
-             FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12",
-        )?;
-        for line in top.lines() {
-            println!("    {line}");
-        }
+        c.print_stats(name)?;
     }
     let row = store.query(
         "SELECT (SELECT count(*) FROM remind_sent), (SELECT count(DISTINCT account || '/' || key) FROM remind_sent),
