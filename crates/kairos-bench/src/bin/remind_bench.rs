@@ -12,7 +12,10 @@
 //! - `pg`: two instances on one throw-away PostgreSQL (fsync on);
 //! - `kill`: the same, instance 1 killed (SIGKILL) halfway; the lease is
 //!   `--lease-ms`;
-//! - `sqlite`: one instance on SQLite.
+//! - `sqlite`: one instance on SQLite;
+//! - `ceiling`: no queue, the receiver and the POSTs alone (`--workers` ×
+//!   `--concurrency` of the server's client): the most deliveries a
+//!   second this machine allows (not in the default parts).
 //!
 //! Exits 1 if any delivery was lost or logically duplicated, or the store
 //! disagrees (a `remind_sent` row per reminder, none left undelivered).
@@ -44,7 +47,7 @@ use anyhow::Result;
 use clap::{Parser, ValueEnum};
 
 #[cfg(unix)]
-use remind::{Drain, kairos, pg, redis};
+use remind::{Drain, ceiling, kairos, pg, redis};
 
 #[cfg(unix)]
 /// The parts.
@@ -54,6 +57,7 @@ enum Part {
     Pg,
     Kill,
     Sqlite,
+    Ceiling,
 }
 
 #[cfg(unix)]
@@ -179,7 +183,9 @@ async fn parts_run(
     let mut out = Vec::new();
     for (k, &part) in parts.iter().enumerate() {
         println!("\n{part:?} (load average {}):", sync::loadavg());
-        let d = if part == Part::Redis {
+        let d = if part == Part::Ceiling {
+            ceiling::run(a.reminders, a.accounts, a.workers, a.concurrency).await?
+        } else if part == Part::Redis {
             let plan = redis::Plan {
                 n: a.reminders,
                 accounts: a.accounts,
@@ -247,6 +253,12 @@ fn print_one(d: &Drain) {
         d.since_due(),
         d.span()
     );
+    let ms = remind::TIMELINE_MS;
+    let line: Vec<String> = d.timeline.iter().map(u64::to_string).collect();
+    println!(
+        "  first receipts per {ms} ms from the due time: {}",
+        line.join(" ")
+    );
     if let Some(l) = &d.lateness {
         println!("  lateness (received − due): {l}");
     }
@@ -274,6 +286,10 @@ fn report(a: &Args, results: &[(Part, Drain)]) -> bool {
             a.lease_ms
         ),
         Part::Sqlite => "Kairos, 1 instance, SQLite".to_owned(),
+        Part::Ceiling => format!(
+            "No queue: {} workers × {} POSTs in flight",
+            a.workers, a.concurrency
+        ),
     };
     let redis = results
         .iter()

@@ -142,7 +142,13 @@ fn start(plan: &Plan<'_>, store: &Store<'_>, i: usize) -> Result<Instance> {
         // 25 accounts × 4,000 reminders each: no per-account rate limit
         // (the default, 60 a minute, would spread the drain over an hour).
         .args(["--remind-per-minute", "0"])
-        .env("RUST_LOG", "warn")
+        // `REMIND_BENCH_SERVER_LOG=kairos_server::remind=debug` (with
+        // `REMIND_BENCH_KEEP_LOGS=DIR`): each instance's drained batches,
+        // timestamped, for a per-instance timeline.
+        .env(
+            "RUST_LOG",
+            std::env::var("REMIND_BENCH_SERVER_LOG").unwrap_or_else(|_| "warn".into()),
+        )
         .stdin(Stdio::null())
         .stdout(Stdio::from(writer))
         .stderr(Stdio::from(log));
@@ -171,6 +177,18 @@ fn start(plan: &Plan<'_>, store: &Store<'_>, i: usize) -> Result<Instance> {
     Ok(Instance { guard, url })
 }
 
+/// Copies the instances' logs to `keep` as `DUE-instance-I.log`.
+fn keep_logs(plan: &Plan<'_>, keep: &Path, due_ms: i64) -> Result<()> {
+    std::fs::create_dir_all(keep)?;
+    for i in 0..plan.instances {
+        let from = plan.dir.join(format!("instance-{i}.log"));
+        let to = keep.join(format!("{due_ms}-instance-{i}.log"));
+        std::fs::copy(&from, &to).with_context(|| format!("{}", from.display()))?;
+        println!("  log of instance {i}: {}", to.display());
+    }
+    Ok(())
+}
+
 /// `kairos-server ARGS` on the store: its stdout.
 async fn cli(plan: &Plan<'_>, store: &Store<'_>, args: &[&str]) -> Result<String> {
     let data = match store {
@@ -182,7 +200,13 @@ async fn cli(plan: &Plan<'_>, store: &Store<'_>, args: &[&str]) -> Result<String
         .arg(data)
         .args(store.db_args())
         .args(args)
-        .env("RUST_LOG", "warn")
+        // `REMIND_BENCH_SERVER_LOG=kairos_server::remind=debug` (with
+        // `REMIND_BENCH_KEEP_LOGS=DIR`): each instance's drained batches,
+        // timestamped, for a per-instance timeline.
+        .env(
+            "RUST_LOG",
+            std::env::var("REMIND_BENCH_SERVER_LOG").unwrap_or_else(|_| "warn".into()),
+        )
         .stdin(Stdio::null())
         .output()
         .await?;
@@ -363,19 +387,11 @@ pub async fn run(plan: &Plan<'_>, store: &Store<'_>) -> Result<Drain> {
     for i in &mut inst {
         let _ = i.guard.stop(Duration::from_secs(10));
     }
+    if let Ok(keep) = std::env::var("REMIND_BENCH_KEEP_LOGS") {
+        keep_logs(plan, Path::new(&keep), due_ms)?;
+    }
     if let (Store::Postgres(c, name), true) = (store, super::pg::stats()) {
-        println!(
-            "  pg_stat_statements during the drain (total ms | calls | mean ms | rows | query):"
-        );
-        let top = c.query(
-            name,
-            "SELECT round(total_exec_time::numeric, 1), calls, round(mean_exec_time::numeric, 3), rows,
-                    left(regexp_replace(query, '\\s+', ' ', 'g'), 110)
-             FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12",
-        )?;
-        for line in top.lines() {
-            println!("    {line}");
-        }
+        c.print_stats(name)?;
     }
     let row = store.query(
         "SELECT (SELECT count(*) FROM remind_sent), (SELECT count(DISTINCT account || '/' || key) FROM remind_sent),

@@ -8,8 +8,10 @@
 //! - [`pg`]: the throw-away PostgreSQL cluster;
 //! - [`receiver`]: the webhook receiver, counting;
 //! - [`kairos`]: queueing through the sync protocol, draining, killing;
-//! - [`redis`]: the baseline.
+//! - [`redis`]: the baseline;
+//! - [`ceiling`]: the receiver and the POSTs alone, no queue.
 
+pub mod ceiling;
 pub mod kairos;
 pub mod pg;
 pub mod receiver;
@@ -52,6 +54,10 @@ pub struct Drain {
     pub store: Option<Vec<u64>>,
     /// The kill's takeover.
     pub kill: Option<Takeover>,
+    /// Distinct deliveries first received in each 500 ms from the due time
+    /// (the last bucket holds the last one; earlier receipts count in the
+    /// first).
+    pub timeline: Vec<u64>,
 }
 
 impl Drain {
@@ -135,6 +141,9 @@ impl Kill {
     }
 }
 
+/// The width of a [`Drain::timeline`] bucket (ms).
+pub const TIMELINE_MS: i64 = 500;
+
 /// Waits until `total` distinct deliveries arrived (failing after 60 s
 /// without a new one, counted from `due_ms` at the earliest) and `pending()` says nothing is left in flight
 /// (30 s at most), then reads the receiver's tally.
@@ -180,6 +189,14 @@ pub async fn wait_drained(
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     Ok(hook.with(|t| {
+        let mut timeline = Vec::new();
+        for f in t.first.values() {
+            let b = usize::try_from((f.0 - due_ms).max(0) / TIMELINE_MS).unwrap_or(0);
+            if timeline.len() <= b {
+                timeline.resize(b + 1, 0);
+            }
+            timeline[b] += 1;
+        }
         let late: Vec<Duration> = t
             .first
             .values()
@@ -196,6 +213,7 @@ pub async fn wait_drained(
             due_ms,
             first_ms: t.first.values().map(|f| f.0).min().unwrap_or(due_ms),
             last_ms: t.first.values().map(|f| f.0).max().unwrap_or(due_ms),
+            timeline,
             ..Drain::default()
         }
     }))

@@ -112,6 +112,42 @@ impl Cluster {
         Ok(self.url(name))
     }
 
+    /// Prints database `name`'s top statements (`pg_stat_statements`) and
+    /// when autovacuum last ran on the reminder tables.
+    ///
+    /// # Errors
+    /// `psql` failed.
+    pub fn print_stats(&self, name: &str) -> Result<()> {
+        println!(
+            "  pg_stat_statements during the drain (total ms | calls | mean ms | rows | query):"
+        );
+        let top = self.query(
+            name,
+            "SELECT round(total_exec_time::numeric, 1), calls, round(mean_exec_time::numeric, 3), rows,
+                    left(regexp_replace(query, '\\s+', ' ', 'g'), 110)
+             FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12",
+        )?;
+        for line in top.lines() {
+            println!("    {line}");
+        }
+        // Autovacuum during the drain is one candidate for runs that are
+        // slower or faster throughout: say when it last ran.
+        println!(
+            "  vacuum (table | dead rows | autovacuums | autoanalyzes | last autovacuum, last autoanalyze, ms before the end):"
+        );
+        let vac = self.query(
+            name,
+            "SELECT relname, n_dead_tup, autovacuum_count, autoanalyze_count,
+                    coalesce(round(extract(epoch FROM now() - last_autovacuum) * 1000)::text, '-'),
+                    coalesce(round(extract(epoch FROM now() - last_autoanalyze) * 1000)::text, '-')
+             FROM pg_stat_user_tables WHERE relname LIKE 'remind%' ORDER BY relname",
+        )?;
+        for line in vac.lines() {
+            println!("    {line}");
+        }
+        Ok(())
+    }
+
     /// One value from `psql -tA -c SQL` on database `name`.
     ///
     /// # Errors

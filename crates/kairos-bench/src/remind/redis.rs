@@ -141,7 +141,7 @@ async fn start(dir: &Path) -> Result<(Guard, u16)> {
 }
 
 /// The member of reminder `i` of `account`: the body the server would post.
-fn member(account: &str, i: usize, due: &str) -> String {
+pub(super) fn member(account: &str, i: usize, due: &str) -> String {
     serde_json::json!({
         "account": account,
         "key": format!("c1/e{i}/{due}/#0@bench"),

@@ -151,6 +151,25 @@ impl Pg {
         Ok((due, u64::try_from(all).unwrap_or(0).saturating_sub(due)))
     }
 
+    /// When the next claim can take something: the earliest `next_ms` of
+    /// rows never claimed, or the earliest end of a lease (if later than
+    /// its row's time); each through its own partial index.
+    pub(crate) async fn next_due(&self) -> Result<Option<i64>, StoreError> {
+        let row = self
+            .get()
+            .await?
+            .query_one(
+                "SELECT (SELECT min(next_ms) FROM remind_delivery
+                         WHERE state = 'pending' AND lease_ms = 0),
+                        (SELECT min(greatest(lease_ms, next_ms)) FROM remind_delivery
+                         WHERE state = 'pending' AND lease_ms > 0)",
+                &[],
+            )
+            .await?;
+        let (fresh, leased): (Option<i64>, Option<i64>) = (row.get(0), row.get(1));
+        Ok(fresh.into_iter().chain(leased).min())
+    }
+
     pub(crate) async fn instances(&self, account: &str) -> Result<Vec<Row>, StoreError> {
         let c = self.get().await?;
         Ok(c.query(

@@ -1,9 +1,12 @@
 //! The serving instance's reminder task: replication and draining as two
 //! tasks, each with its own poll, so a long replication round (an account
 //! with a big op backlog being planned) never holds back deliveries
-//! already due. A round that queued deliveries wakes the drain at once.
+//! already due. A round that queued deliveries wakes the drain at once;
+//! otherwise the drain sleeps until the next delivery is due (at most a
+//! poll).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use chrono::Utc;
 use tokio::sync::{Notify, watch};
@@ -88,10 +91,35 @@ async fn drain(
             Ok((due, future)) => me.metrics.reminders.depth(due, future),
             Err(e) => tracing::warn!("reminders: queue depth: {e}"),
         }
+        let nap = nap(me, opts.poll).await;
         tokio::select! {
-            () = tokio::time::sleep(opts.poll) => {}
+            () = tokio::time::sleep(nap) => {}
             () = queued.notified() => {}
             changed = stop.changed() => if changed.is_err() { return; },
+        }
+    }
+}
+
+/// How long the drain sleeps: until the next delivery this store knows of
+/// is due (or a lease ends), at most `poll`. Woken at the due time instead
+/// of up to a poll after it, every instance starts on a burst together and
+/// a lone reminder is not up to `poll` late; `poll` still bounds how late a
+/// delivery planned meanwhile by another instance is seen. Something due
+/// already (rows another claim holds locked this instance's claim skipped)
+/// waits the poll, as before.
+async fn nap(me: &Reminders, poll: Duration) -> Duration {
+    match me.next_due().await {
+        Ok(Some(at)) => {
+            let ahead = at - Utc::now().timestamp_millis();
+            match u64::try_from(ahead) {
+                Ok(ms) if ms > 0 => poll.min(Duration::from_millis(ms)),
+                _ => poll,
+            }
+        }
+        Ok(None) => poll,
+        Err(e) => {
+            tracing::warn!("reminders: next due time: {e}");
+            poll
         }
     }
 }

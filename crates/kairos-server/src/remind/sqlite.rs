@@ -147,6 +147,22 @@ impl Sqlite {
         .await
     }
 
+    /// See the PostgreSQL twin.
+    pub(crate) async fn next_due(&self) -> Result<Option<i64>, StoreError> {
+        self.run(|c| {
+            let (fresh, leased): (Option<i64>, Option<i64>) = c
+                .prepare_cached(
+                    "SELECT (SELECT min(next_ms) FROM remind_delivery
+                             WHERE state = 'pending' AND lease_ms = 0),
+                            (SELECT min(max(lease_ms, next_ms)) FROM remind_delivery
+                             WHERE state = 'pending' AND lease_ms > 0)",
+                )?
+                .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            Ok(fresh.into_iter().chain(leased).min())
+        })
+        .await
+    }
+
     pub(crate) async fn instances(&self, account: &str) -> Result<Vec<Row>, StoreError> {
         let account = account.to_owned();
         self.run(move |c| {

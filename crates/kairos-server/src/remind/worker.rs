@@ -114,6 +114,18 @@ impl Reminders {
         }
     }
 
+    /// When a claim can next take something (ms): the earliest time of a
+    /// row never claimed, or end of a lease; `None` when nothing is pending.
+    ///
+    /// # Errors
+    /// The store.
+    pub async fn next_due(&self) -> Result<Option<i64>, StoreError> {
+        match &self.db {
+            Db::Sqlite(s) => s.next_due().await,
+            Db::Postgres(p) => p.next_due().await,
+        }
+    }
+
     /// Claims one batch of deliveries due at `now` and sends them.
     ///
     /// # Errors

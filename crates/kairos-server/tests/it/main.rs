@@ -30,6 +30,7 @@ mod remind_ops;
 mod remind_scan;
 mod remind_send;
 mod remind_shared;
+mod remind_wake;
 mod support;
 mod sync;
 mod tls;
