@@ -1,6 +1,7 @@
 //! What each write job does inside the writer's transaction, and
 //! compaction. Plain functions on a connection: no threads, no channels.
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -167,6 +168,35 @@ pub(crate) fn revoke(
         device: device.to_owned(),
     });
     Ok((found, event))
+}
+
+/// Of the accounts a group wrote to, those with `keep` ops or more since
+/// their last compaction: one read for them all (a group can touch
+/// thousands of accounts, each a transaction in `maybe_compact`, which
+/// checks again).
+pub(crate) fn due_for_compaction(
+    conn: &mut Connection,
+    accounts: &BTreeSet<String>,
+    keep: u64,
+) -> Result<Vec<String>, StoreError> {
+    let tx = conn.transaction()?;
+    let mut due = Vec::new();
+    {
+        let mut st =
+            tx.prepare_cached("SELECT head - compacted_head >= ?2 FROM accounts WHERE id = ?1")?;
+        for account in accounts {
+            let over = st
+                .query_row(params![account, to_i64(keep.max(1))], |r| {
+                    r.get::<_, bool>(0)
+                })
+                .optional()?;
+            if over == Some(true) {
+                due.push(account.clone());
+            }
+        }
+    }
+    tx.commit()?;
+    Ok(due)
 }
 
 /// Compacts `account` once `keep` ops arrived since the last compaction.

@@ -15,7 +15,7 @@ use kairos_proto::{PushResult, SeqOp};
 use rusqlite::{Connection, params};
 use tokio::sync::oneshot;
 
-use super::tx::{create_code, join, maybe_compact, push, revoke};
+use super::tx::{create_code, due_for_compaction, join, maybe_compact, push, revoke};
 use super::{Code, Joined, NewOp, Refusal, StoreError};
 
 /// The most jobs in one transaction.
@@ -183,8 +183,12 @@ fn run(mut conn: Connection, rx: &Receiver<Job>, keep: u64, on_commit: &dyn Fn(C
         for d in done {
             deliver(d, commit.as_ref().err(), on_commit, &mut touched);
         }
-        if commit.is_ok() {
-            for account in touched {
+        if commit.is_ok() && !touched.is_empty() {
+            let due = due_for_compaction(&mut conn, &touched, keep).unwrap_or_else(|e| {
+                tracing::warn!("compaction check failed: {e}");
+                Vec::new()
+            });
+            for account in due {
                 if let Err(e) = maybe_compact(&mut conn, &account, keep) {
                     tracing::warn!(%account, "compaction failed: {e}");
                 }

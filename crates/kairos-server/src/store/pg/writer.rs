@@ -120,8 +120,14 @@ impl Writer {
         {
             tracing::warn!("last seen not recorded: {e}");
         }
-        if commit.is_ok() {
-            for account in touched {
+        if commit.is_ok() && !touched.is_empty() {
+            let due = tx::due_for_compaction(&c, &touched, self.keep)
+                .await
+                .unwrap_or_else(|e| {
+                    tracing::warn!("compaction check failed: {e}");
+                    Vec::new()
+                });
+            for account in due {
                 if let Err(e) = tx::maybe_compact(&mut c, &account, self.keep).await {
                     tracing::warn!(%account, "compaction failed: {e}");
                 }
