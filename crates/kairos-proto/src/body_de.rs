@@ -260,3 +260,67 @@ impl<'de> Deserialize<'de> for Body {
         d.deserialize_map(BodyVisitor)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Body, KINDS, Kind};
+
+    /// Exhaustive on purpose: a new `Body` variant does not compile here
+    /// until this decoder (`Kind`, `KINDS`, `body`) reads it too.
+    fn kind_of(b: &Body) -> Kind {
+        match b {
+            Body::CalendarPut { .. } => Kind::CalendarPut,
+            Body::CalendarDelete { .. } => Kind::CalendarDelete,
+            Body::SeriesPut { .. } => Kind::SeriesPut,
+            Body::SeriesDelete { .. } => Kind::SeriesDelete,
+            Body::CalendarWork { .. } => Kind::CalendarWork,
+            Body::CalendarFeed { .. } => Kind::CalendarFeed,
+            Body::ReminderDismiss { .. } => Kind::ReminderDismiss,
+            Body::ReminderSnooze { .. } => Kind::ReminderSnooze,
+        }
+    }
+
+    #[test]
+    fn each_kind_is_spelled_as_the_body_spells_it() {
+        let bodies = [
+            Body::CalendarPut {
+                calendar: "c".into(),
+                name: "n".into(),
+                color: None,
+            },
+            Body::CalendarDelete {
+                calendar: "c".into(),
+            },
+            Body::SeriesPut {
+                calendar: "c".into(),
+                uid: "u".into(),
+                ics: String::new(),
+            },
+            Body::SeriesDelete {
+                calendar: "c".into(),
+                uid: "u".into(),
+                caldav: false,
+            },
+            Body::CalendarWork {
+                calendar: "c".into(),
+                week: 31,
+                holidays: false,
+            },
+            Body::CalendarFeed {
+                calendar: "c".into(),
+                url: "https://example.com/".into(),
+                every: 60,
+                removed: false,
+            },
+            Body::ReminderDismiss { key: "k".into() },
+            Body::ReminderSnooze {
+                key: "k".into(),
+                until: chrono::DateTime::UNIX_EPOCH,
+            },
+        ];
+        assert_eq!(bodies.len(), KINDS.len());
+        for b in &bodies {
+            assert_eq!(KINDS[kind_of(b) as usize], b.kind());
+        }
+    }
+}
