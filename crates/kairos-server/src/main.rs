@@ -70,6 +70,10 @@ struct Cli {
     /// Longest sleep of the reminder task between rounds.
     #[arg(long, hide = true, default_value_t = 1_000)]
     remind_poll_ms: u64,
+    /// Reminder deliveries in flight at once on this instance (also the
+    /// most a SIGKILLed instance leaves sent but unrecorded).
+    #[arg(long, hide = true, default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    remind_concurrency: u16,
     /// Consecutive retryable failures that open a reminder destination's
     /// circuit (a webhook host, the SMTP relay).
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
@@ -231,6 +235,7 @@ fn serve(cli: Cli) -> anyhow::Result<()> {
     config.reminders.mail_from.clone_from(&cli.mail_from);
     config.reminders.lease = Duration::from_millis(cli.remind_lease_ms.max(1));
     config.reminders.poll = Duration::from_millis(cli.remind_poll_ms.max(1));
+    config.reminders.concurrency = usize::from(cli.remind_concurrency);
     config.reminders.limits = kairos_server::remind::gate::Limits {
         failures: cli.circuit_failures,
         cooloff: Duration::from_secs(cli.circuit_cooloff_secs),

@@ -95,7 +95,8 @@ struct Args {
     /// Redis: members per pop (the server's rows per claim).
     #[arg(long, default_value_t = 200)]
     batch: usize,
-    /// Redis: POSTs in flight per worker (the server's).
+    /// POSTs in flight per Redis worker and per Kairos instance
+    /// (`--remind-concurrency`, the server's default 32).
     #[arg(long, default_value_t = 32)]
     concurrency: usize,
     /// `kairos-server` (default: beside this binary).
@@ -209,6 +210,7 @@ async fn parts_run(
                     60_000
                 },
                 poll_ms: a.poll_ms,
+                concurrency: a.concurrency,
                 lead,
                 kill: part == Part::Kill,
                 dir: &run_dir,

@@ -117,6 +117,9 @@ pub struct Plan<'a> {
     pub lease_ms: u64,
     /// `--remind-poll-ms`.
     pub poll_ms: u64,
+    /// `--remind-concurrency` (passed only when not the server's 32, so
+    /// older servers still run).
+    pub concurrency: usize,
     /// From the start of the pushes to the due time.
     pub lead: Duration,
     /// Kill one instance when half are delivered.
@@ -139,6 +142,14 @@ fn start(plan: &Plan<'_>, store: &Store<'_>, i: usize) -> Result<Instance> {
         .args(["--listen", "127.0.0.1:0"])
         .args(["--remind-lease-ms", &plan.lease_ms.to_string()])
         .args(["--remind-poll-ms", &plan.poll_ms.to_string()])
+        .args(if plan.concurrency == 32 {
+            Vec::new()
+        } else {
+            vec![
+                "--remind-concurrency".to_owned(),
+                plan.concurrency.to_string(),
+            ]
+        })
         // 25 accounts × 4,000 reminders each: no per-account rate limit
         // (the default, 60 a minute, would spread the drain over an hour).
         .args(["--remind-per-minute", "0"])

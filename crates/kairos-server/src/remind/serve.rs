@@ -25,6 +25,8 @@ pub struct Settings {
     pub lease: Duration,
     /// See [`Options::poll`].
     pub poll: Duration,
+    /// See [`Options::concurrency`].
+    pub concurrency: usize,
     /// See [`Options::limits`].
     pub limits: super::gate::Limits,
 }
@@ -37,6 +39,7 @@ impl Default for Settings {
             mail_from: "Kairos <kairos@localhost>".into(),
             lease: Duration::from_secs(60),
             poll: Duration::from_secs(1),
+            concurrency: 32,
             limits: super::gate::Limits::default(),
         }
     }
@@ -96,6 +99,7 @@ pub async fn start(
     let mut opts = Options::new(owner());
     opts.lease = settings.lease;
     opts.poll = settings.poll;
+    opts.concurrency = settings.concurrency.max(1);
     opts.limits = settings.limits;
     tracing::info!(owner = %opts.owner, "reminders: draining the queue");
     let (stop, rx) = watch::channel(false);
