@@ -74,6 +74,9 @@ struct Cli {
     /// most a SIGKILLed instance leaves sent but unrecorded).
     #[arg(long, hide = true, default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..=1024))]
     remind_concurrency: u16,
+    /// Reminder deliveries taken per claim on this instance.
+    #[arg(long, hide = true, default_value_t = 200, value_parser = clap::value_parser!(u16).range(1..=10_000))]
+    remind_batch: u16,
     /// Consecutive retryable failures that open a reminder destination's
     /// circuit (a webhook host, the SMTP relay).
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
@@ -236,6 +239,7 @@ fn serve(cli: Cli) -> anyhow::Result<()> {
     config.reminders.lease = Duration::from_millis(cli.remind_lease_ms.max(1));
     config.reminders.poll = Duration::from_millis(cli.remind_poll_ms.max(1));
     config.reminders.concurrency = usize::from(cli.remind_concurrency);
+    config.reminders.batch = usize::from(cli.remind_batch);
     config.reminders.limits = kairos_server::remind::gate::Limits {
         failures: cli.circuit_failures,
         cooloff: Duration::from_secs(cli.circuit_cooloff_secs),

@@ -92,7 +92,8 @@ struct Args {
     /// Redis workers (as many as Kairos instances).
     #[arg(long, default_value_t = 2)]
     workers: usize,
-    /// Redis: members per pop (the server's rows per claim).
+    /// Members per Redis pop and rows per Kairos claim
+    /// (`--remind-batch`, the server's default 200).
     #[arg(long, default_value_t = 200)]
     batch: usize,
     /// POSTs in flight per Redis worker and per Kairos instance
@@ -211,6 +212,7 @@ async fn parts_run(
                 },
                 poll_ms: a.poll_ms,
                 concurrency: a.concurrency,
+                batch: a.batch,
                 lead,
                 kill: part == Part::Kill,
                 dir: &run_dir,

@@ -120,6 +120,8 @@ pub struct Plan<'a> {
     /// `--remind-concurrency` (passed only when not the server's 32, so
     /// older servers still run).
     pub concurrency: usize,
+    /// `--remind-batch` (passed only when not the server's 200).
+    pub batch: usize,
     /// From the start of the pushes to the due time.
     pub lead: Duration,
     /// Kill one instance when half are delivered.
@@ -149,6 +151,11 @@ fn start(plan: &Plan<'_>, store: &Store<'_>, i: usize) -> Result<Instance> {
                 "--remind-concurrency".to_owned(),
                 plan.concurrency.to_string(),
             ]
+        })
+        .args(if plan.batch == 200 {
+            Vec::new()
+        } else {
+            vec!["--remind-batch".to_owned(), plan.batch.to_string()]
         })
         // 25 accounts × 4,000 reminders each: no per-account rate limit
         // (the default, 60 a minute, would spread the drain over an hour).

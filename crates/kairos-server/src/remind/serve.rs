@@ -27,6 +27,8 @@ pub struct Settings {
     pub poll: Duration,
     /// See [`Options::concurrency`].
     pub concurrency: usize,
+    /// See [`Options::batch`].
+    pub batch: usize,
     /// See [`Options::limits`].
     pub limits: super::gate::Limits,
 }
@@ -40,6 +42,7 @@ impl Default for Settings {
             lease: Duration::from_secs(60),
             poll: Duration::from_secs(1),
             concurrency: 32,
+            batch: 200,
             limits: super::gate::Limits::default(),
         }
     }
@@ -100,6 +103,7 @@ pub async fn start(
     opts.lease = settings.lease;
     opts.poll = settings.poll;
     opts.concurrency = settings.concurrency.max(1);
+    opts.batch = settings.batch.max(1);
     opts.limits = settings.limits;
     tracing::info!(owner = %opts.owner, "reminders: draining the queue");
     let (stop, rx) = watch::channel(false);
