@@ -37,11 +37,22 @@ fn seqs(r: &[kairos_proto::PushResult]) -> Vec<u64> {
     r.iter().map(|p| p.seq).collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_push_postgres_refuses_fails_alone_in_its_group_and_a_repeated_id_is_stored_once() {
+/// A fresh database with `accounts`, a store on it, and a connection of
+/// the test's own whose open transaction holds the first account's row
+/// (`FOR UPDATE`): the writer stops at its first group on that row, so the
+/// pushes made meanwhile queue up behind it until `release`.
+struct Held {
+    url: String,
+    db: Database,
+    store: Store,
+    client: tokio_postgres::Client,
+    conn: tokio::task::JoinHandle<Result<(), tokio_postgres::Error>>,
+}
+
+async fn held(accounts: &[&str]) -> Held {
     let url = pg::database().await;
     let db = Database::Postgres(url.clone());
-    for account in ["alice", "bob", "carol"] {
+    for account in accounts {
         Store::invite_in(&db, account, Duration::from_secs(60))
             .await
             .unwrap();
@@ -49,26 +60,54 @@ async fn a_push_postgres_refuses_fails_alone_in_its_group_and_a_repeated_id_is_s
     let store = Store::connect(&db, 10_000, false, Box::new(|_| {}))
         .await
         .unwrap();
-    let (alice, bob, carol) = (auth("alice"), auth("bob"), auth("carol"));
-
-    // Alice's row locked elsewhere holds the writer at its first group, so
-    // every push below is queued before it goes on: the three after the
-    // first are taken together (with the first, or in the next group).
     let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
         .await
         .unwrap();
     let conn = tokio::spawn(conn);
     client
-        .batch_execute("BEGIN; SELECT 1 FROM accounts WHERE id = 'alice' FOR UPDATE")
+        .batch_execute(&format!(
+            "BEGIN; SELECT 1 FROM accounts WHERE id = '{}' FOR UPDATE",
+            accounts[0]
+        ))
         .await
         .unwrap();
+    Held {
+        url,
+        db,
+        store,
+        client,
+        conn,
+    }
+}
+
+impl Held {
+    async fn release(&self) {
+        self.client.batch_execute("COMMIT").await.unwrap();
+    }
+
+    async fn end(self) {
+        self.store.close().await;
+        drop(self.client);
+        let _ = self.conn.await;
+        pg::drop_database(&self.url).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_postgres_refuses_fails_alone_in_its_group_and_a_repeated_id_is_stored_once() {
+    // Alice's row held elsewhere stops the writer at its first group, so
+    // every push below is queued before it goes on: the three after the
+    // first are taken together (with the first, or in the next group).
+    let h = held(&["alice", "bob", "carol"]).await;
+    let store = &h.store;
+    let (alice, bob, carol) = (auth("alice"), auth("bob"), auth("carol"));
     let first = store.push(&alice, ops(&alice, 1, 3, ""));
     let good = store.push(&bob, ops(&bob, 1, 4, ""));
     // No text column takes a NUL byte: PostgreSQL refuses this push.
     let bad = store.push(&carol, ops(&carol, 1, 2, "\0"));
     // Op 3 again (its first seq back, not stored again) and two new ones.
     let again = store.push(&alice, ops(&alice, 3, 5, ""));
-    client.batch_execute("COMMIT").await.unwrap();
+    h.release().await;
 
     assert_eq!(seqs(&first.await.unwrap()), [1, 2, 3]);
     assert_eq!(seqs(&good.await.unwrap()), [1, 2, 3, 4]);
@@ -81,14 +120,11 @@ async fn a_push_postgres_refuses_fails_alone_in_its_group_and_a_repeated_id_is_s
     );
     assert_eq!(seqs(&again.await.unwrap()), [3, 4, 5]);
 
-    let stored = |a: &'static str| {
-        let store = &store;
-        async move {
-            let ops = store.ops_after(a, 0, 100, 1 << 20).await.unwrap();
-            ops.iter()
-                .map(|o| (o.seq, o.op.id.clone()))
-                .collect::<Vec<_>>()
-        }
+    let stored = |a: &'static str| async move {
+        let ops = store.ops_after(a, 0, 100, 1 << 20).await.unwrap();
+        ops.iter()
+            .map(|o| (o.seq, o.op.id.clone()))
+            .collect::<Vec<_>>()
     };
     let ids = |a: &Auth, n: u64| -> Vec<(u64, String)> {
         (1..=n).map(|i| (i, format!("{}:{i}", a.device))).collect()
@@ -105,10 +141,7 @@ async fn a_push_postgres_refuses_fails_alone_in_its_group_and_a_repeated_id_is_s
         heads,
         [("alice".into(), 5), ("bob".into(), 4), ("carol".into(), 0)]
     );
-    store.close().await;
-    drop(client);
-    let _ = conn.await;
-    pg::drop_database(&url).await;
+    h.end().await;
 }
 
 /// Two writers per instance, jobs sharded by account: pushes of one
@@ -116,22 +149,7 @@ async fn a_push_postgres_refuses_fails_alone_in_its_group_and_a_repeated_id_is_s
 /// seqs in the order they were queued, whichever writer is free.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pushes_of_one_account_queued_together_get_seqs_in_queue_order() {
-    let url = pg::database().await;
-    let db = Database::Postgres(url.clone());
-    Store::invite_in(&db, "alice", Duration::from_secs(60))
-        .await
-        .unwrap();
-    let store = Store::connect(&db, 10_000, false, Box::new(|_| {}))
-        .await
-        .unwrap();
-    let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    let conn = tokio::spawn(conn);
-    client
-        .batch_execute("BEGIN; SELECT 1 FROM accounts WHERE id = 'alice' FOR UPDATE")
-        .await
-        .unwrap();
+    let h = held(&["alice"]).await;
     let devices: Vec<Auth> = (0..8)
         .map(|k| Auth {
             account: "alice".into(),
@@ -140,18 +158,15 @@ async fn pushes_of_one_account_queued_together_get_seqs_in_queue_order() {
         .collect();
     let pushes: Vec<_> = devices
         .iter()
-        .map(|d| store.push(d, ops(d, 1, 2, "")))
+        .map(|d| h.store.push(d, ops(d, 1, 2, "")))
         .collect();
-    client.batch_execute("COMMIT").await.unwrap();
+    h.release().await;
     let mut got = Vec::new();
     for p in pushes {
         got.extend(seqs(&p.await.unwrap()));
     }
     assert_eq!(got, (1..=16).collect::<Vec<u64>>());
-    store.close().await;
-    drop(client);
-    let _ = conn.await;
-    pg::drop_database(&url).await;
+    h.end().await;
 }
 
 /// Waits (at most 10 s) until `n` sessions of this database wait on a lock.
@@ -183,35 +198,20 @@ async fn waiting(client: &tokio_postgres::Client, n: i64) {
 /// waiting on the same row, then deletes its ops too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_account_deleted_while_its_push_commits_leaves_no_ops_behind() {
-    let url = pg::database().await;
-    let db = Database::Postgres(url.clone());
-    Store::invite_in(&db, "alice", Duration::from_secs(60))
-        .await
-        .unwrap();
-    let store = Store::connect(&db, 10_000, false, Box::new(|_| {}))
-        .await
-        .unwrap();
-    let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    let conn = tokio::spawn(conn);
-    let (watch, watch_conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+    let h = held(&["alice"]).await;
+    let (watch, watch_conn) = tokio_postgres::connect(&h.url, tokio_postgres::NoTls)
         .await
         .unwrap();
     let watch_conn = tokio::spawn(watch_conn);
-    client
-        .batch_execute("BEGIN; SELECT 1 FROM accounts WHERE id = 'alice' FOR UPDATE")
-        .await
-        .unwrap();
     let alice = auth("alice");
-    let push = store.push(&alice, ops(&alice, 1, 3, ""));
+    let push = h.store.push(&alice, ops(&alice, 1, 3, ""));
     waiting(&watch, 1).await;
     let delete = tokio::spawn({
-        let db = db.clone();
+        let db = h.db.clone();
         async move { Store::delete_account(&db, "alice").await }
     });
     waiting(&watch, 2).await;
-    client.batch_execute("COMMIT").await.unwrap();
+    h.release().await;
 
     assert_eq!(seqs(&push.await.unwrap()), [1, 2, 3]);
     assert!(delete.await.unwrap().unwrap().is_some());
@@ -223,8 +223,7 @@ async fn an_account_deleted_while_its_push_commits_leaves_no_ops_behind() {
             .get(0);
         assert_eq!(left, 0, "{table} rows left behind");
     }
-    store.close().await;
-    drop((client, watch));
-    let _ = (conn.await, watch_conn.await);
-    pg::drop_database(&url).await;
+    drop(watch);
+    let _ = watch_conn.await;
+    h.end().await;
 }
