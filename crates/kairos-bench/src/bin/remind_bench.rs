@@ -154,11 +154,12 @@ fn run() -> Result<bool> {
         .enable_all()
         .build()?;
     println!(
-        "remind-bench: {} reminders over {} accounts, poll {} ms; load average {}",
+        "remind-bench: {} reminders over {} accounts, poll {} ms; load average {}; sched autogroup {}",
         a.reminders,
         a.accounts,
         a.poll_ms,
-        sync::loadavg()
+        sync::loadavg(),
+        sync::autogroup()
     );
     let results = rt.block_on(parts_run(&a, &parts, &bin, tmp.path()))?;
     println!("\nload average at the end: {}\n", sync::loadavg());

@@ -207,13 +207,14 @@ fn run() -> Result<bool> {
         !cfg!(debug_assertions)
     );
     println!(
-        "machine: {} cores, {} kB MemTotal, kernel {}, load average {} at start; RLIMIT_NOFILE {limits:?}",
+        "machine: {} cores, {} kB MemTotal, kernel {}, load average {} at start; RLIMIT_NOFILE {limits:?}; sched autogroup {}",
         std::thread::available_parallelism().map_or(0, std::num::NonZero::get),
         procs::status_field(std::path::Path::new("/proc/meminfo"), "MemTotal").unwrap_or(0),
         std::fs::read_to_string("/proc/sys/kernel/osrelease")
             .unwrap_or_default()
             .trim(),
         sync::loadavg(),
+        sync::autogroup(),
     );
     println!(
         "server: {} ({}, {} instance(s) in ack); files in {}",

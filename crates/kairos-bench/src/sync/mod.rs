@@ -167,6 +167,22 @@ pub fn loadavg() -> String {
         .join(" ")
 }
 
+/// Whether the kernel groups processes by session for scheduling
+/// (`kernel.sched_autogroup_enabled`): when on, `nice` does not hold other
+/// sessions' builds back from a benchmark, and loaded runs measure a
+/// fraction of the CPU (docs/benchmarks.md, "The machine's scheduler").
+#[must_use]
+pub fn autogroup() -> &'static str {
+    match std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled")
+        .unwrap_or_default()
+        .trim()
+    {
+        "1" => "on (nice does not hold other sessions back)",
+        "0" => "off",
+        _ => "unknown",
+    }
+}
+
 /// Wall-clock milliseconds since the Unix epoch, for HLC stamps (the bench
 /// is a device: its stamps come from its wall clock).
 #[must_use]
