@@ -106,10 +106,7 @@ async fn backup_of_postgres_says_to_use_pg_dump() {
 async fn rows(server: &Server, account: &str) -> BTreeMap<String, i64> {
     let mut out = BTreeMap::new();
     if let Some(url) = &server.database {
-        let (c, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        let conn = tokio::spawn(conn);
+        let c = crate::pg::client(url).await;
         let tables: Vec<String> = c
             .query(
                 "SELECT table_name::text FROM information_schema.columns
@@ -138,8 +135,7 @@ async fn rows(server: &Server, account: &str) -> BTreeMap<String, i64> {
             .unwrap()
             .get(0);
         out.insert("accounts".into(), n);
-        drop(c);
-        let _ = conn.await;
+        c.close().await;
     } else {
         let c = rusqlite::Connection::open(kairos_server::store::db_path(&server.data)).unwrap();
         let tables: Vec<String> = c

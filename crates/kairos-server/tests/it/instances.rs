@@ -80,10 +80,7 @@ async fn migrate_is_explicit_and_a_server_refuses_another_schema() {
 
     // A newer server migrated the database: this one refuses to serve it
     // or to migrate it back.
-    let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    let conn = tokio::spawn(conn);
+    let client = pg::client(&url).await;
     client
         .batch_execute(&format!(
             "INSERT INTO kairos_schema (version, applied_ms) VALUES ({}, 0)",
@@ -91,8 +88,7 @@ async fn migrate_is_explicit_and_a_server_refuses_another_schema() {
         ))
         .await
         .unwrap();
-    drop(client);
-    let _ = conn.await;
+    client.close().await;
     for out in [serve().await.unwrap(), migrate().await.unwrap()] {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success());

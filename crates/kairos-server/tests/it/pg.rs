@@ -115,16 +115,12 @@ fn url(name: &str) -> String {
 /// A fresh, empty database (no schema) in the test cluster: its URL.
 pub async fn empty_database() -> String {
     let name = format!("t{}", NEXT_DB.fetch_add(1, Ordering::Relaxed));
-    let (client, conn) = tokio_postgres::connect(&url("postgres"), tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    let conn = tokio::spawn(conn);
-    client
+    let admin = client(&url("postgres")).await;
+    admin
         .batch_execute(&format!("CREATE DATABASE {name}"))
         .await
         .unwrap();
-    drop(client);
-    let _ = conn.await;
+    admin.close().await;
     url(&name)
 }
 
@@ -142,14 +138,51 @@ pub async fn drop_database(url: &str) {
         .nth(3)
         .and_then(|rest| rest.split('?').next())
         .unwrap();
-    let (client, conn) = tokio_postgres::connect(&self::url("postgres"), tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    let conn = tokio::spawn(conn);
-    client
+    let admin = client(&self::url("postgres")).await;
+    admin
         .batch_execute(&format!("DROP DATABASE {name} WITH (FORCE)"))
         .await
         .unwrap();
-    drop(client);
-    let _ = conn.await;
+    admin.close().await;
+}
+
+/// A test's own connection to a database (beside the server's), its
+/// connection task running; [`Side::close`] ends the session and waits
+/// for it to be gone.
+pub struct Side {
+    client: tokio_postgres::Client,
+    conn: tokio::task::JoinHandle<Result<(), tokio_postgres::Error>>,
+}
+
+/// Connects to `url` (a database of the test cluster).
+pub async fn client(url: &str) -> Side {
+    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap_or_else(|e| panic!("connecting to {url}: {e}"));
+    Side {
+        client,
+        conn: tokio::spawn(conn),
+    }
+}
+
+impl Side {
+    /// Closes the connection and waits until its session ended.
+    pub async fn close(self) {
+        drop(self.client);
+        let _ = self.conn.await;
+    }
+}
+
+impl std::ops::Deref for Side {
+    type Target = tokio_postgres::Client;
+
+    fn deref(&self) -> &Self::Target {
+        &self.client
+    }
+}
+
+impl std::ops::DerefMut for Side {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.client
+    }
 }

@@ -45,8 +45,7 @@ struct Held {
     url: String,
     db: Database,
     store: Store,
-    client: tokio_postgres::Client,
-    conn: tokio::task::JoinHandle<Result<(), tokio_postgres::Error>>,
+    client: pg::Side,
 }
 
 async fn held(accounts: &[&str]) -> Held {
@@ -60,10 +59,7 @@ async fn held(accounts: &[&str]) -> Held {
     let store = Store::connect(&db, 10_000, false, Box::new(|_| {}))
         .await
         .unwrap();
-    let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    let conn = tokio::spawn(conn);
+    let client = pg::client(&url).await;
     client
         .batch_execute(&format!(
             "BEGIN; SELECT 1 FROM accounts WHERE id = '{}' FOR UPDATE",
@@ -76,7 +72,6 @@ async fn held(accounts: &[&str]) -> Held {
         db,
         store,
         client,
-        conn,
     }
 }
 
@@ -87,8 +82,7 @@ impl Held {
 
     async fn end(self) {
         self.store.close().await;
-        drop(self.client);
-        let _ = self.conn.await;
+        self.client.close().await;
         pg::drop_database(&self.url).await;
     }
 }
@@ -199,10 +193,7 @@ async fn waiting(client: &tokio_postgres::Client, n: i64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_account_deleted_while_its_push_commits_leaves_no_ops_behind() {
     let h = held(&["alice"]).await;
-    let (watch, watch_conn) = tokio_postgres::connect(&h.url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    let watch_conn = tokio::spawn(watch_conn);
+    let watch = pg::client(&h.url).await;
     let alice = auth("alice");
     let push = h.store.push(&alice, ops(&alice, 1, 3, ""));
     waiting(&watch, 1).await;
@@ -223,7 +214,6 @@ async fn an_account_deleted_while_its_push_commits_leaves_no_ops_behind() {
             .get(0);
         assert_eq!(left, 0, "{table} rows left behind");
     }
-    drop(watch);
-    let _ = watch_conn.await;
+    watch.close().await;
     h.end().await;
 }

@@ -43,10 +43,7 @@ async fn a_claim_reads_no_row_another_instance_holds() {
          WHERE key IN (SELECT key FROM remind_delivery ORDER BY calendar, key LIMIT 3)";
 
     if let Some(url) = &server.database {
-        let (c, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        let conn = tokio::spawn(conn);
+        let c = crate::pg::client(url).await;
         assert_eq!(c.execute(hold, &[&lease]).await.unwrap(), 3);
         // Six rows: without these the planner reads the table, not an index.
         c.batch_execute("SET enable_seqscan = off; SET enable_bitmapscan = off")
@@ -66,8 +63,7 @@ async fn a_claim_reads_no_row_another_instance_holds() {
         assert!(!plan.contains("Rows Removed by Filter"), "{plan}");
         let keys = c.query(FRESH, &[&now]).await.unwrap();
         assert_eq!(keys.len(), 3);
-        drop(c);
-        let _ = conn.await;
+        c.close().await;
     } else {
         let c = rusqlite::Connection::open(kairos_server::store::db_path(&server.data)).unwrap();
         let (hold, fresh) = (hold.replace("$1", "?1"), FRESH.replace("$1", "?1"));

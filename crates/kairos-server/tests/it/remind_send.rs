@@ -280,10 +280,7 @@ async fn two_instances_deliver_each_reminder_once_and_take_over_a_killed_ones_cl
     two.signal(nix::sys::signal::Signal::SIGTERM);
     assert!(two.exit().await.success());
     // Exactly once in the store: one success per instance and channel.
-    let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    let conn = tokio::spawn(conn);
+    let client = crate::pg::client(&url).await;
     let row = client
         .query_one(
             "SELECT count(*), count(DISTINCT key), (SELECT count(*) FROM remind_delivery WHERE state <> 'delivered') FROM remind_sent",
@@ -297,8 +294,7 @@ async fn two_instances_deliver_each_reminder_once_and_take_over_a_killed_ones_cl
         (N as i64, N as i64, 0),
         "0 lost, 0 stored twice"
     );
-    drop(client);
-    let _ = conn.await;
+    client.close().await;
     // A POST the killed instance had in flight may reach the receiver and
     // be sent again by the instance that took its claim over: at most one
     // batch in flight, never more, and each carries the same delivery id.

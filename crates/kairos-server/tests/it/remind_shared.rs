@@ -237,10 +237,7 @@ async fn a_stuck_replication_round_does_not_hold_back_a_due_delivery() {
 
     // Every replication round now waits on this lock (it reads the
     // cursors first); the drain never touches the table.
-    let (mut client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    let conn = tokio::spawn(conn);
+    let mut client = crate::pg::client(&url).await;
     let lock = client.transaction().await.unwrap();
     lock.execute("LOCK TABLE remind_cursor IN ACCESS EXCLUSIVE MODE", &[])
         .await
@@ -258,7 +255,6 @@ async fn a_stuck_replication_round_does_not_hold_back_a_due_delivery() {
     // cursors first, and the lock was held before `two` started); with
     // the drain behind the replication round in one loop, no POST comes.
     lock.rollback().await.unwrap();
-    drop(client);
-    let _ = conn.await;
+    client.close().await;
     drop(two);
 }
