@@ -21,6 +21,7 @@ use kairos_proto::{ClientMsg, ServerMsg, decode_server, encode};
 use tokio_tungstenite::tungstenite::Message;
 
 use super::client::{Creds, Session, Stamper, Ws, dismiss, index_of};
+use super::scrape;
 use super::server::Server;
 use super::{Row, Summary, ms, thousands};
 
@@ -183,6 +184,10 @@ pub async fn run(
         tokio::spawn(read_b(rxb, times.clone()));
         keep.push(txb);
     }
+    let mut seen = Vec::new();
+    for url in &urls {
+        seen.push(scrape::metrics(url).await?);
+    }
     let cpu0 = server.cpu();
     let start = tokio::time::Instant::now();
     let t_start = Instant::now();
@@ -211,6 +216,20 @@ pub async fn run(
     }
     let cpu = server.cpu() - cpu0;
     let wall = t_start.elapsed();
+    let mut inside = Vec::new();
+    for (i, (url, before)) in urls.iter().zip(&seen).enumerate() {
+        let after = scrape::metrics(url).await?;
+        let who = if urls.len() > 1 {
+            format!("instance {}: ", i + 1)
+        } else {
+            String::new()
+        };
+        inside.extend(
+            scrape::report(before, &after)
+                .into_iter()
+                .map(|l| format!("{who}{l}")),
+        );
+    }
     let received = Times::done(&times.received);
     let acked = Times::done(&times.acked);
     let lost = total - received as u64;
@@ -236,6 +255,9 @@ pub async fn run(
     println!("  a send → b receives: {prop}");
     if let Some(ack) = &ack {
         println!("  a send → a reads pushed (durable): {ack}");
+    }
+    for line in &inside {
+        println!("  {line}");
     }
     let what = format!(
         "{} dismisses/s for {secs} s, {} accounts × 2 devices",

@@ -19,6 +19,7 @@ pub mod devices;
 pub mod fleet;
 pub mod idle;
 pub mod ingest;
+pub mod scrape;
 pub mod server;
 
 use std::time::Duration;
