@@ -16,6 +16,7 @@
 //! threads (`read.rs`); PostgreSQL reads a connection pool.
 
 mod admin;
+mod checkpoint;
 mod new_op;
 mod pg;
 mod read;

@@ -25,7 +25,7 @@ impl Sqlite {
     ) -> Result<Self, StoreError> {
         let conn = schema::create_and_migrate(data)?;
         let path = schema::db_path(data);
-        let writer = Writer::start(conn, compact_keep, on_commit)?;
+        let writer = Writer::start(conn, &path, compact_keep, on_commit)?;
         Ok(Self {
             writer,
             readers: Arc::new(Readers::new(path)),

@@ -5,8 +5,9 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use kairos_proto::{Effect, Hlc, Op, PushResult, SeqOp, Stored, ids, survivors};
+use kairos_proto::{Body, Effect, Hlc, PushResult, SeqOp, Stored, ids, survivors};
 use rusqlite::{Connection, OptionalExtension, params};
+use serde::Deserialize;
 
 use super::writer::Committed;
 use super::{Auth, Code, Joined, NewOp, Refusal, StoreError};
@@ -199,6 +200,15 @@ pub(crate) fn due_for_compaction(
     Ok(due)
 }
 
+/// What compaction needs of a stored op: its stamp and body. The op's other
+/// fields (`id`, `device`, `base`) are skipped unread, not copied into
+/// strings: compaction reads every op of the account's log.
+#[derive(Deserialize)]
+struct Decisive {
+    hlc: Hlc,
+    body: Body,
+}
+
 /// Compacts `account` once `keep` ops arrived since the last compaction.
 pub(crate) fn maybe_compact(
     conn: &mut Connection,
@@ -225,9 +235,9 @@ pub(crate) fn maybe_compact(
         while let Some(r) = rows.next()? {
             let seq = to_u64(r.get(0)?);
             let json = r.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?;
-            let op: Op =
+            let op: Decisive =
                 serde_json::from_str(json).map_err(|e| StoreError::Corrupt(seq, e.to_string()))?;
-            out.push((seq, op.entity(), op.hlc, op.body.effect()));
+            out.push((seq, op.body.entity(), op.hlc, op.body.effect()));
         }
         out
     };

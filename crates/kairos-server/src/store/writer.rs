@@ -5,6 +5,7 @@
 //! commit order.
 
 use std::collections::BTreeSet;
+use std::path::Path;
 use std::sync::Mutex;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
@@ -15,6 +16,7 @@ use kairos_proto::{PushResult, SeqOp};
 use rusqlite::{Connection, params};
 use tokio::sync::oneshot;
 
+use super::checkpoint::Checkpointer;
 use super::tx::{create_code, due_for_compaction, join, maybe_compact, push, revoke};
 use super::{Code, Joined, NewOp, Refusal, StoreError};
 
@@ -94,13 +96,15 @@ pub(crate) struct Writer {
 impl Writer {
     pub(crate) fn start(
         conn: Connection,
+        db: &Path,
         keep: u64,
         on_commit: Box<dyn Fn(Committed) + Send>,
     ) -> Result<Self, StoreError> {
+        let ckpt = Checkpointer::start(&conn, db)?;
         let (tx, rx) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("store-writer".into())
-            .spawn(move || run(conn, &rx, keep, &*on_commit))
+            .spawn(move || run(conn, &ckpt, &rx, keep, &*on_commit))
             .map_err(|source| StoreError::Io {
                 path: "store-writer thread".into(),
                 source,
@@ -154,7 +158,13 @@ pub(crate) enum Done {
     Touch,
 }
 
-fn run(mut conn: Connection, rx: &Receiver<Job>, keep: u64, on_commit: &dyn Fn(Committed)) {
+fn run(
+    mut conn: Connection,
+    ckpt: &Checkpointer,
+    rx: &Receiver<Job>,
+    keep: u64,
+    on_commit: &dyn Fn(Committed),
+) {
     while let Ok(first) = rx.recv() {
         let mut jobs = vec![first];
         while jobs.len() < MAX_GROUP {
@@ -182,6 +192,10 @@ fn run(mut conn: Connection, rx: &Receiver<Job>, keep: u64, on_commit: &dyn Fn(C
         let mut touched = BTreeSet::new();
         for d in done {
             deliver(d, commit.as_ref().err(), on_commit, &mut touched);
+        }
+        // After the replies: they wait for nothing but the commit.
+        if commit.is_ok() {
+            ckpt.committed(&conn);
         }
         if commit.is_ok() && !touched.is_empty() {
             let due = due_for_compaction(&mut conn, &touched, keep).unwrap_or_else(|e| {

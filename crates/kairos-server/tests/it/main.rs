@@ -34,3 +34,4 @@ mod remind_wake;
 mod support;
 mod sync;
 mod tls;
+mod wal;

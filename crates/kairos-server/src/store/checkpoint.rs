@@ -1,0 +1,130 @@
+//! WAL checkpoints on a thread of their own, so the writer only commits.
+//!
+//! The writer's connection runs with `wal_autocheckpoint=0`: SQLite no
+//! longer copies the WAL back into the database file inside the writer's
+//! commit (it did every 1,000 pages, ≈ 8 % of the writer's time at full
+//! ingest: docs/benchmarks.md). Instead the writer tells this thread after
+//! each commit, and the thread runs a `PASSIVE` checkpoint on its own
+//! connection (at most every [`EVERY`]), which copies what is committed
+//! without taking the write lock or waiting for readers.
+//!
+//! A checkpoint running beside the writer rarely finds the whole WAL copied
+//! at the moment the writer starts its next transaction, which is when
+//! SQLite starts the WAL over from its beginning. So the WAL has a bound:
+//! once its file passes [`WAL_BOUND`] the writer runs a `PASSIVE`
+//! checkpoint itself between two transactions (most frames are copied
+//! already, so it is short), the WAL starts over at the next transaction,
+//! and `journal_size_limit` cuts the file back to the bound.
+//!
+//! Durability does not depend on any of this: a commit is durable once its
+//! WAL frames are synced (`synchronous=FULL`), before the writer replies.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+
+use super::{StoreError, schema};
+
+/// The least time between two checkpoints of the thread: each copies the
+/// pages written since the last one (a page written by many commits is
+/// copied once), and syncs the database file.
+const EVERY: Duration = Duration::from_millis(100);
+
+/// The WAL file's size past which the writer checkpoints itself (and the
+/// size `journal_size_limit` truncates it back to).
+pub(crate) const WAL_BOUND: u64 = 32 << 20;
+
+/// The writer's side: tells the thread about commits, and keeps the bound.
+pub(crate) struct Checkpointer {
+    wal: PathBuf,
+    tx: Option<Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Checkpointer {
+    /// Turns off SQLite's automatic checkpoint on the writer's connection
+    /// and starts the thread on a connection of its own.
+    pub(crate) fn start(writer: &Connection, db: &Path) -> Result<Self, StoreError> {
+        writer.pragma_update(None, "wal_autocheckpoint", 0)?;
+        writer.pragma_update(None, "journal_size_limit", WAL_BOUND.cast_signed())?;
+        let conn = schema::open(db)?;
+        let (tx, rx) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("store-ckpt".into())
+            .spawn(move || run(&conn, &rx))
+            .map_err(|source| StoreError::Io {
+                path: "store-ckpt thread".into(),
+                source,
+            })?;
+        let mut wal = db.as_os_str().to_owned();
+        wal.push("-wal");
+        Ok(Self {
+            wal: wal.into(),
+            tx: Some(tx),
+            thread: Some(thread),
+        })
+    }
+
+    /// After a commit: wakes the thread, and checkpoints on `writer` itself
+    /// when the WAL is past its bound (the thread fell behind, or never
+    /// found the WAL idle).
+    pub(crate) fn committed(&self, writer: &Connection) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(());
+        }
+        let over = std::fs::metadata(&self.wal).is_ok_and(|m| m.len() > WAL_BOUND);
+        if over && let Err(e) = passive(writer) {
+            tracing::warn!("WAL checkpoint on the writer failed: {e}");
+        }
+    }
+}
+
+impl Drop for Checkpointer {
+    /// Lets the thread run its last checkpoint, then joins it.
+    fn drop(&mut self) {
+        self.tx.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// `PRAGMA wal_checkpoint(PASSIVE)`: copies what no reader still needs from
+/// the WAL, without waiting on anyone.
+fn passive(conn: &Connection) -> rusqlite::Result<()> {
+    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+}
+
+fn run(conn: &Connection, rx: &Receiver<()>) {
+    let mut last = Instant::now()
+        .checked_sub(EVERY)
+        .unwrap_or_else(Instant::now);
+    // One checkpoint per wake-up, for every commit reported before it.
+    while rx.recv().is_ok() {
+        // Not sooner than EVERY after the last one (commits reported
+        // meanwhile are covered by it); the writer closing ends the wait.
+        let mut open = true;
+        while open && let Some(left) = EVERY.checked_sub(last.elapsed()) {
+            match rx.recv_timeout(left) {
+                Ok(()) => {}
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => open = false,
+            }
+        }
+        while rx.try_recv().is_ok() {}
+        if let Err(e) = passive(conn) {
+            tracing::warn!("WAL checkpoint failed: {e}");
+        }
+        last = Instant::now();
+        if !open {
+            return;
+        }
+    }
+    // The writer is gone: copy what its last commits left in the WAL.
+    if let Err(e) = passive(conn) {
+        tracing::warn!("WAL checkpoint failed: {e}");
+    }
+}

@@ -1,0 +1,68 @@
+//! WAL checkpoints run on a thread of their own (`store/checkpoint.rs`):
+//! the writer's connection no longer copies the WAL into the database file
+//! every 1,000 pages inside its commits.
+
+use std::time::{Duration, Instant};
+
+use kairos_proto::{Body, HlcClock, Op};
+use kairos_server::Store;
+use kairos_server::store::{Auth, db_path};
+use rusqlite::Connection;
+
+/// The ops of `account` in a copy of the database file alone (without its
+/// WAL), or `None` while the copy is not readable (a checkpoint writing).
+fn ops_in_db_file(data: &std::path::Path, account: &str) -> Option<i64> {
+    let copy = tempfile::tempdir().unwrap();
+    let file = copy.path().join("copy.db");
+    std::fs::copy(db_path(data), &file).ok()?;
+    let c = Connection::open(&file).ok()?;
+    c.query_row(
+        "SELECT count(*) FROM ops WHERE account = ?1",
+        [account],
+        |r| r.get(0),
+    )
+    .ok()
+}
+
+#[tokio::test]
+async fn a_small_commit_reaches_the_database_file_without_waiting_for_a_thousand_wal_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    Store::invite(&data, "alice", Duration::from_secs(60)).unwrap();
+    let store = Store::open(&data, 10_000, Box::new(|_| {})).unwrap();
+    let device = "d_00000000000000a1";
+    let mut clock = HlcClock::new(device, None);
+    let ops: Vec<Op> = (1..=20)
+        .map(|i| {
+            let body = Body::ReminderDismiss {
+                key: format!("k{i}"),
+            };
+            Op::new(i, clock.issue(1_764_864_000_000 + i), body)
+        })
+        .collect();
+    let auth = Auth {
+        account: "alice".into(),
+        device: device.into(),
+    };
+    let results = store.push(&auth, ops).await.unwrap();
+    assert_eq!(results.len(), 20);
+    // A few WAL pages: SQLite's automatic checkpoint (every 1,000 pages)
+    // would leave them in the WAL; the checkpoint thread copies them
+    // within its 100 ms pace. Checked on the file alone while the store
+    // stays open (closing it would checkpoint anyway).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut seen = None;
+    while Instant::now() < deadline {
+        seen = ops_in_db_file(&data, "alice");
+        if seen == Some(20) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        seen,
+        Some(20),
+        "the database file alone does not hold the pushed ops"
+    );
+    store.close().await;
+}
