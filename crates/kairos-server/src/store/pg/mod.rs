@@ -16,6 +16,7 @@
 
 mod admin;
 mod batch;
+mod copy;
 mod listen;
 mod schema;
 mod tx;

@@ -175,16 +175,7 @@ async fn together(
     let pushes: Vec<batch::Push> = jobs
         .iter()
         .filter_map(|j| match j {
-            Job::Push {
-                account,
-                device,
-                ops,
-                ..
-            } => Some(batch::Push {
-                account,
-                device,
-                ops,
-            }),
+            Job::Push { account, ops, .. } => Some(batch::Push { account, ops }),
             _ => None,
         })
         .collect();
