@@ -21,6 +21,7 @@ mod ops_table;
 mod pairing;
 mod pg;
 mod pg_ingest;
+mod pg_schema8;
 mod receiver;
 mod remind;
 mod remind_group;

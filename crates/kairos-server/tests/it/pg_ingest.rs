@@ -97,8 +97,11 @@ async fn a_push_postgres_refuses_fails_alone_in_its_group_and_a_repeated_id_is_s
     let (alice, bob, carol) = (auth("alice"), auth("bob"), auth("carol"));
     let first = store.push(&alice, ops(&alice, 1, 3, ""));
     let good = store.push(&bob, ops(&bob, 1, 4, ""));
-    // No text column takes a NUL byte: PostgreSQL refuses this push.
-    let bad = store.push(&carol, ops(&carol, 1, 2, "\0"));
+    // No text column takes a NUL byte: PostgreSQL refuses this push (its
+    // op ids; a NUL in the body is escaped in the op's JSON).
+    let mut nul = ops(&carol, 1, 2, "\0");
+    nul.iter_mut().for_each(|o| o.id.push('\0'));
+    let bad = store.push(&carol, nul);
     // Op 3 again (its first seq back, not stored again) and two new ones.
     let again = store.push(&alice, ops(&alice, 3, 5, ""));
     h.release().await;

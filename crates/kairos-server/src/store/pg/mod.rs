@@ -16,6 +16,7 @@
 
 mod admin;
 mod batch;
+mod copy;
 mod listen;
 mod schema;
 mod tx;
@@ -102,6 +103,7 @@ impl Postgres {
                 keep,
                 hints,
                 on_commit: Arc::clone(&on_commit),
+                look_up: std::sync::atomic::AtomicU32::new(0),
             };
             running.push(tokio::spawn(w.run(rx)));
         }

@@ -57,7 +57,7 @@ pub(super) async fn push(
         fresh.push(SeqOp { seq: head, op });
     }
     if head != prev {
-        rows.insert(c, account, device).await?;
+        rows.insert(c, account).await?;
         let set = c
             .prepare_cached("UPDATE accounts SET head = $1 WHERE id = $2")
             .await?;
@@ -78,10 +78,6 @@ pub(super) async fn push(
 struct Rows {
     seq: Vec<i64>,
     id: Vec<String>,
-    entity: Vec<String>,
-    hlc: Vec<String>,
-    kind: Vec<&'static str>,
-    until: Vec<Option<i64>>,
     json: Vec<String>,
 }
 
@@ -90,20 +86,11 @@ impl Rows {
     fn add(&mut self, seq: u64, new: NewOp) -> Op {
         self.seq.push(to_i64(seq));
         self.id.push(new.op.id.clone());
-        self.entity.push(new.entity);
-        self.hlc.push(new.hlc);
-        self.kind.push(new.kind);
-        self.until.push(new.until_ms);
         self.json.push(new.json);
         new.op
     }
 
-    async fn insert(
-        &self,
-        c: &Transaction<'_>,
-        account: &str,
-        device: &str,
-    ) -> Result<(), StoreError> {
+    async fn insert(&self, c: &Transaction<'_>, account: &str) -> Result<(), StoreError> {
         let add_ids = c
             .prepare_cached(
                 "INSERT INTO op_ids (account, op_id, seq)
@@ -114,27 +101,12 @@ impl Rows {
             .await?;
         let add_ops = c
             .prepare_cached(
-                "INSERT INTO ops (account, seq, op_id, device, entity, hlc, kind, until_ms, op_json)
-                 SELECT $1, s, i, $2, e, h, k, u, j
-                 FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[])
-                      AS t(s, i, e, h, k, u, j)",
+                "INSERT INTO ops (account, seq, op_json)
+                 SELECT $1, s, j FROM unnest($2::bigint[], $3::text[]) AS t(s, j)",
             )
             .await?;
-        c.execute(
-            &add_ops,
-            &[
-                &account,
-                &device,
-                &self.seq,
-                &self.id,
-                &self.entity,
-                &self.hlc,
-                &self.kind,
-                &self.until,
-                &self.json,
-            ],
-        )
-        .await?;
+        c.execute(&add_ops, &[&account, &self.seq, &self.json])
+            .await?;
         Ok(())
     }
 }
@@ -288,28 +260,20 @@ pub(super) async fn maybe_compact(
         return Ok(());
     }
     let cutoff = head.saturating_sub(keep);
+    // The entity, hlc and effect come from the op itself (the row keeps
+    // only its JSON, see migration 0008): what `NewOp` derives at a push.
     let mut rows: Vec<(u64, String, Hlc, Effect)> = Vec::new();
     for r in tx
         .query(
-            "SELECT seq, entity, hlc, kind, until_ms FROM ops WHERE account = $1 ORDER BY seq",
+            "SELECT seq, op_json FROM ops WHERE account = $1 ORDER BY seq",
             &[&account],
         )
         .await?
     {
         let seq = to_u64(r.get(0));
-        let hlc: Hlc = r
-            .get::<_, &str>(2)
-            .parse()
-            .map_err(|e: kairos_proto::HlcParseError| StoreError::Corrupt(seq, e.to_string()))?;
-        let effect = match (r.get::<_, &str>(3), r.get::<_, Option<i64>>(4)) {
-            ("reminder.dismiss", _) => Effect::Dismiss,
-            ("reminder.snooze", Some(ms)) => Effect::Snooze(
-                DateTime::from_timestamp_millis(ms)
-                    .ok_or_else(|| StoreError::Corrupt(seq, "until".into()))?,
-            ),
-            _ => Effect::Write,
-        };
-        rows.push((seq, r.get(1), hlc, effect));
+        let op: Op =
+            serde_json::from_str(r.get(1)).map_err(|e| StoreError::Corrupt(seq, e.to_string()))?;
+        rows.push((seq, op.entity(), op.hlc, op.body.effect()));
     }
     let keep_set = survivors(rows.iter().map(|(seq, entity, hlc, effect)| Stored {
         seq: *seq,

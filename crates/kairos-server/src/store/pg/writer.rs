@@ -7,6 +7,7 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::{Object, Pool, Transaction};
@@ -19,12 +20,20 @@ use super::{CHANNEL, batch, get, tx};
 /// The most jobs in one transaction.
 const MAX_GROUP: usize = 4096;
 
+/// Groups that look their ids up first after a group whose pushes failed
+/// without the lookup (an id stored before, most likely: a device sending
+/// again what it had no answer for, often with others after a restart).
+const LOOK_UP_AFTER_A_MISS: u32 = 16;
+
 pub(super) struct Writer {
     pub(super) pool: Pool,
     pub(super) keep: u64,
     /// Send hints to the other instances (off only to test the repair).
     pub(super) hints: bool,
     pub(super) on_commit: std::sync::Arc<dyn Fn(Committed) + Send + Sync>,
+    /// Groups left that look their ids up before inserting them
+    /// (`batch::write`); none while pushes bring only new ids.
+    pub(super) look_up: AtomicU32,
 }
 
 /// A hint's text: `h HEAD ACCOUNT` or `r ACCOUNT DEVICE` (neither an
@@ -69,7 +78,7 @@ impl Writer {
         let (done, commit) = if jobs.is_empty() {
             (Vec::new(), Ok(()))
         } else {
-            match transact(&mut c, jobs, now).await {
+            match transact(&mut c, jobs, now, &self.look_up).await {
                 Ok(r) => r,
                 Err((jobs, e)) => {
                     let why = e.to_string();
@@ -143,16 +152,31 @@ fn finish(d: Done) {
 }
 
 /// Runs `jobs` in one transaction; `Err` gives them back when it could not
-/// even start. The pushes go in set-based statements (`batch.rs`); if those
-/// fail, the transaction is rolled back and the group runs again job by
-/// job, each in a savepoint, so that only the failing job fails.
+/// even start. The pushes go in set-based statements (`batch.rs`), first
+/// without looking their ids up unless a recent group needed it (`look_up`
+/// counts those groups down); if they fail, the transaction is rolled back
+/// and they go again with the lookup, and if that fails too, the group runs
+/// job by job, each in a savepoint, so that only the failing job fails.
 async fn transact(
     c: &mut Object,
     jobs: Vec<Job>,
     now: DateTime<Utc>,
+    look_up: &AtomicU32,
 ) -> Result<(Vec<Done>, Result<(), String>), (Vec<Job>, StoreError)> {
     let jobs = if jobs.iter().any(|j| matches!(j, Job::Push { .. })) {
-        match together(c, jobs, now).await {
+        let jobs = if look_up.load(Ordering::Relaxed) == 0 {
+            match together(c, jobs, now, false).await {
+                Ok(r) => return Ok(r),
+                Err(jobs) => {
+                    look_up.store(LOOK_UP_AFTER_A_MISS, Ordering::Relaxed);
+                    jobs
+                }
+            }
+        } else {
+            look_up.fetch_sub(1, Ordering::Relaxed);
+            jobs
+        };
+        match together(c, jobs, now, true).await {
             Ok(r) => return Ok(r),
             Err(jobs) => jobs,
         }
@@ -168,6 +192,7 @@ async fn together(
     c: &mut Object,
     jobs: Vec<Job>,
     now: DateTime<Utc>,
+    look_up: bool,
 ) -> Result<(Vec<Done>, Result<(), String>), Vec<Job>> {
     let Ok(mut tx) = c.transaction().await else {
         return Err(jobs);
@@ -175,20 +200,11 @@ async fn together(
     let pushes: Vec<batch::Push> = jobs
         .iter()
         .filter_map(|j| match j {
-            Job::Push {
-                account,
-                device,
-                ops,
-                ..
-            } => Some(batch::Push {
-                account,
-                device,
-                ops,
-            }),
+            Job::Push { account, ops, .. } => Some(batch::Push { account, ops }),
             _ => None,
         })
         .collect();
-    let placed = match batch::write(&tx, &pushes).await {
+    let placed = match batch::write(&tx, &pushes, look_up).await {
         Ok(Some(placed)) => placed,
         Ok(None) => return Err(jobs),
         Err(e) => {
