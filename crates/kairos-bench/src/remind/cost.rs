@@ -72,11 +72,11 @@ pub async fn sleep_until_ms(ms: i64) {
     }
 }
 
-/// CPU seconds of each group of processes at one moment.
+/// CPU seconds of each process of each group at one moment.
 #[derive(Debug, Clone, Default)]
 pub struct Cpu {
-    /// (label, seconds).
-    pub groups: Vec<(&'static str, f64)>,
+    /// (label, [(PID, seconds)]).
+    pub groups: Vec<(&'static str, Vec<(u32, f64)>)>,
 }
 
 impl Cpu {
@@ -86,19 +86,22 @@ impl Cpu {
         Self {
             groups: groups
                 .iter()
-                .map(|(l, pids)| (*l, pids.iter().map(|p| cpu_secs(*p)).sum()))
+                .map(|(l, pids)| (*l, pids.iter().map(|p| (*p, cpu_secs(*p))).collect()))
                 .collect(),
         }
     }
 
     /// Prints µs a delivery of each group between `self` and `after`, and
-    /// their sum.
+    /// their sum. A process in `after` and not in `self` (a connection
+    /// the pool opened during the drain: its backend) counts whole.
     pub fn print_per(&self, after: &Self, n: usize) {
         let n = n.max(1) as f64;
         let mut total = 0.0;
         let mut parts = Vec::new();
         for ((l, a), (_, b)) in self.groups.iter().zip(&after.groups) {
-            let us = (b - a) * 1e6 / n;
+            let before = |pid: u32| a.iter().find(|(p, _)| *p == pid).map_or(0.0, |(_, s)| *s);
+            let secs: f64 = b.iter().map(|(p, s)| s - before(*p)).sum();
+            let us = secs * 1e6 / n;
             total += us;
             parts.push(format!("{l} {us:.0}"));
         }

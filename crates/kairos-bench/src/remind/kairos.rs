@@ -418,9 +418,16 @@ pub async fn run(plan: &Plan<'_>, store: &Store<'_>) -> Result<Drain> {
         store.count("SELECT count(*) FROM remind_delivery WHERE state = 'pending'")
     })
     .await?;
-    let cpu1 = cost
-        .as_ref()
-        .map(|(groups, ..)| super::cost::Cpu::read(groups));
+    // The cluster's processes again: backends of connections opened
+    // during the drain count too.
+    let cpu1 = match (&cost, store) {
+        (Some((groups, ..)), Store::Postgres(c, _)) => {
+            let mut groups = groups.clone();
+            groups[1].1 = super::cost::cluster_pids(&c.data())?;
+            Some(super::cost::Cpu::read(&groups))
+        }
+        _ => None,
+    };
     for i in &mut inst {
         let _ = i.guard.stop(Duration::from_secs(10));
     }
