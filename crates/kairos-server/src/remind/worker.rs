@@ -73,9 +73,6 @@ pub struct Drained {
     pub deferred: usize,
 }
 
-/// Groups of outcomes in commit at once, per instance (see `drain`).
-pub const RECORDERS: usize = 4;
-
 /// A sent (or cancelled) delivery waiting for its outcome to be committed,
 /// and where to say whether it was a duplicate.
 type Pending = (Claimed, Finish, tokio::sync::oneshot::Sender<Option<bool>>);
@@ -214,42 +211,23 @@ impl Reminders {
             .collect::<Vec<_>>();
         let record = async {
             let mut failed = None;
-            // Up to `RECORDERS` groups commit at once (each its own
-            // transaction on its own connection): a group waits for the
-            // one before it only when that many are in commit, so a slot is
-            // not held through another group's statement and WAL flush.
-            let mut commits = futures_util::stream::FuturesUnordered::new();
-            let mut open = true;
-            while open || !commits.is_empty() {
-                tokio::select! {
-                    p = rx.recv(), if open && commits.len() < RECORDERS => {
-                        let Some(first) = p else {
-                            open = false;
-                            continue;
-                        };
-                        let mut group = vec![first];
-                        while let Ok(p) = rx.try_recv() {
-                            group.push(p);
+            while let Some(first) = rx.recv().await {
+                let mut group = vec![first];
+                while let Ok(p) = rx.try_recv() {
+                    group.push(p);
+                }
+                let (rows, replies): (Vec<_>, Vec<_>) =
+                    group.into_iter().map(|(c, f, d)| ((c, f), d)).unzip();
+                match self.finish(rows, &opts.owner, later()).await {
+                    Ok(dups) => {
+                        for (reply, dup) in replies.into_iter().zip(dups) {
+                            let _ = reply.send(Some(dup));
                         }
-                        let (rows, replies): (Vec<_>, Vec<_>) =
-                            group.into_iter().map(|(c, f, d)| ((c, f), d)).unzip();
-                        commits.push(async move {
-                            (self.finish(rows, &opts.owner, later()).await, replies)
-                        });
                     }
-                    Some((done, replies)) = commits.next(), if !commits.is_empty() => {
-                        match done {
-                            Ok(dups) => {
-                                for (reply, dup) in replies.into_iter().zip(dups) {
-                                    let _ = reply.send(Some(dup));
-                                }
-                            }
-                            Err(e) => {
-                                failed.get_or_insert(e);
-                                for reply in replies {
-                                    let _ = reply.send(None);
-                                }
-                            }
+                    Err(e) => {
+                        failed.get_or_insert(e);
+                        for reply in replies {
+                            let _ = reply.send(None);
                         }
                     }
                 }
