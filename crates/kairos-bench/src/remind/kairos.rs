@@ -362,6 +362,22 @@ pub async fn run(plan: &Plan<'_>, store: &Store<'_>) -> Result<Drain> {
     }
     // Drain, killing instance 0 halfway if asked.
     let total = per * plan.accounts;
+    // `REMIND_BENCH_PG_STATS=1` (no kill): the cost per delivery from just
+    // before the due time to the last delivery (`cost.rs`).
+    let cost = match (store, super::pg::stats() && !plan.kill) {
+        (Store::Postgres(c, name), true) => {
+            super::cost::sleep_until_ms(due_ms - 100).await;
+            let groups = vec![
+                ("servers", inst.iter().map(|i| i.guard.pid()).collect()),
+                ("postgres", super::cost::cluster_pids(&c.data())?),
+                ("bench (receiver)", vec![std::process::id()]),
+            ];
+            let pg0 = c.query(name, super::cost::PG_SNAPSHOT)?;
+            let cpu0 = super::cost::Cpu::read(&groups);
+            Some((groups, cpu0, pg0))
+        }
+        _ => None,
+    };
     let mut kill = None;
     let mut progress = hook.progress.clone();
     if plan.kill {
@@ -402,8 +418,24 @@ pub async fn run(plan: &Plan<'_>, store: &Store<'_>) -> Result<Drain> {
         store.count("SELECT count(*) FROM remind_delivery WHERE state = 'pending'")
     })
     .await?;
+    // The cluster's processes again: backends of connections opened
+    // during the drain count too.
+    let cpu1 = match (&cost, store) {
+        (Some((groups, ..)), Store::Postgres(c, _)) => {
+            let mut groups = groups.clone();
+            groups[1].1 = super::cost::cluster_pids(&c.data())?;
+            Some(super::cost::Cpu::read(&groups))
+        }
+        _ => None,
+    };
     for i in &mut inst {
         let _ = i.guard.stop(Duration::from_secs(10));
+    }
+    // After the instances stopped: their backends have reported their
+    // counters.
+    if let (Some((_, cpu0, pg0)), Some(cpu1), Store::Postgres(c, name)) = (&cost, &cpu1, store) {
+        cpu0.print_per(cpu1, total);
+        super::cost::print_pg(pg0, &c.query(name, super::cost::PG_SNAPSHOT)?, total);
     }
     if let Ok(keep) = std::env::var("REMIND_BENCH_KEEP_LOGS") {
         keep_logs(plan, Path::new(&keep), due_ms)?;

@@ -9,9 +9,11 @@
 //! - [`receiver`]: the webhook receiver, counting;
 //! - [`kairos`]: queueing through the sync protocol, draining, killing;
 //! - [`redis`]: the baseline;
-//! - [`ceiling`]: the receiver and the POSTs alone, no queue.
+//! - [`ceiling`]: the receiver and the POSTs alone, no queue;
+//! - [`cost`]: CPU and database writes a delivery (`REMIND_BENCH_PG_STATS=1`).
 
 pub mod ceiling;
+pub mod cost;
 pub mod kairos;
 pub mod pg;
 pub mod receiver;

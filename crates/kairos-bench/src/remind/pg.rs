@@ -91,6 +91,12 @@ impl Cluster {
         Ok(this)
     }
 
+    /// Its data directory.
+    #[must_use]
+    pub fn data(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+
     /// The URL of database `name`.
     #[must_use]
     pub fn url(&self, name: &str) -> String {

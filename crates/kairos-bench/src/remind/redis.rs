@@ -213,7 +213,7 @@ async fn worker(port: u16, p: Arc<Plan>, url: String, popped: Arc<AtomicUsize>) 
 /// # Errors
 /// redis-server failed.
 pub async fn run(p: Plan, lead: Duration, dir: &Path) -> Result<Drain> {
-    let (_guard, port) = start(dir).await?;
+    let (guard, port) = start(dir).await?;
     let hook = Receiver::start().await?;
     let mut c = Conn::connect(port).await?;
     let due_ms = (chrono::Utc::now().timestamp_millis() + i64::try_from(lead.as_millis())?)
@@ -248,6 +248,21 @@ pub async fn run(p: Plan, lead: Duration, dir: &Path) -> Result<Drain> {
         left as f64 / 1e3
     );
     let total = per * p.accounts;
+    // `REMIND_BENCH_PG_STATS=1`: the cost per delivery, as for Kairos.
+    let cost = super::pg::stats().then(|| {
+        vec![
+            ("redis-server", vec![guard.pid()]),
+            ("bench (workers, receiver)", vec![std::process::id()]),
+        ]
+    });
+    let cpu0 = match &cost {
+        Some(groups) => {
+            super::cost::sleep_until_ms(due_ms - 100).await;
+            c.cmd(&["CONFIG", "RESETSTAT"]).await?;
+            Some(super::cost::Cpu::read(groups))
+        }
+        None => None,
+    };
     let p = Arc::new(Plan { n: total, ..p });
     let popped = Arc::new(AtomicUsize::new(0));
     let tasks: Vec<_> = (0..p.workers)
@@ -265,6 +280,18 @@ pub async fn run(p: Plan, lead: Duration, dir: &Path) -> Result<Drain> {
         failed += t.await??;
     }
     let mut d = wait_drained(&hook, total, due_ms, || Ok(0)).await?;
+    if let (Some(groups), Some(cpu0)) = (&cost, cpu0) {
+        cpu0.print_per(&super::cost::Cpu::read(groups), total);
+        if let Reply::Items(info) = c.cmd(&["INFO", "commandstats"]).await? {
+            for l in info
+                .iter()
+                .flat_map(|i| i.lines())
+                .filter(|l| l.starts_with("cmdstat"))
+            {
+                println!("    {l}");
+            }
+        }
+    }
     if failed > 0 {
         println!("  {failed} POSTs failed (popped, so lost: at-most-once)");
     }
