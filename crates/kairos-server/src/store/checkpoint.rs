@@ -36,8 +36,11 @@ use super::{StoreError, schema};
 
 /// The least time between two checkpoints of the thread: each copies the
 /// pages written since the last one (a page written by many commits is
-/// copied once), and syncs the database file.
-const EVERY: Duration = Duration::from_millis(100);
+/// copied once), and syncs the database file. Short, so that each sync is
+/// small: a commit's WAL sync waits behind the database file's on the
+/// same disk. Measured at 10,000 pushes a second (2,000 sessions): every
+/// 100 ms, p99 21–27 ms; every 20 ms, 18 ms; every 5 ms, 9 ms.
+const EVERY: Duration = Duration::from_millis(5);
 
 /// The WAL file's size past which the writer checkpoints itself whatever
 /// the thread did (and the size `journal_size_limit` truncates it back to).
