@@ -104,7 +104,8 @@ async fn answer(ctx: &Ctx, method: &str, path: &str) -> (&'static str, &'static 
         "/metrics" => (
             "200 OK",
             "text/plain; version=0.0.4; charset=utf-8",
-            ctx.metrics.render(ctx.hub.device_count()),
+            ctx.metrics
+                .render(ctx.hub.device_count(), ctx.store.retried_groups()),
         ),
         _ => (
             "404 Not Found",

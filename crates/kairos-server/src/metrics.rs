@@ -175,9 +175,10 @@ impl Metrics {
     }
 
     /// The exposition. `devices`: devices with an open session now (the
-    /// hub's count, taken at the scrape).
+    /// hub's count, taken at the scrape); `retried`: the store's groups of
+    /// pushes run again (`Store::retried_groups`).
     #[must_use]
-    pub fn render(&self, devices: usize) -> String {
+    pub fn render(&self, devices: usize, retried: (u64, u64)) -> String {
         let mut o = String::with_capacity(4096);
         gauge(
             &mut o,
@@ -248,6 +249,17 @@ impl Metrics {
                 escape(&path)
             );
         }
+        header(
+            &mut o,
+            "kairos_store_group_retries_total",
+            "counter",
+            "Groups of pushes the store ran again: with the lookup of their ids (one repeated an id stored before), or job by job (the database refused a push).",
+        );
+        let _ = writeln!(
+            o,
+            "kairos_store_group_retries_total{{how=\"lookup\"}} {}\nkairos_store_group_retries_total{{how=\"job_by_job\"}} {}",
+            retried.0, retried.1
+        );
         self.reminders.render(&mut o);
         o
     }
@@ -310,7 +322,7 @@ mod tests {
         m.fan_out.observe(Duration::from_micros(50));
         m.fan_out.observe(Duration::from_millis(3));
         m.fan_out.observe(Duration::from_secs(20));
-        let text = m.render(2);
+        let text = m.render(2, (3, 1));
         assert!(
             text.contains("kairos_fan_out_seconds_bucket{le=\"0.0001\"} 1\n"),
             "{text}"
@@ -329,6 +341,11 @@ mod tests {
         );
         assert!(text.contains("kairos_fan_out_seconds_count 3\n"), "{text}");
         assert!(text.contains("kairos_connected_devices 2\n"), "{text}");
+        assert!(
+            text.contains("kairos_store_group_retries_total{how=\"lookup\"} 3\n")
+                && text.contains("kairos_store_group_retries_total{how=\"job_by_job\"} 1\n"),
+            "{text}"
+        );
         assert_eq!(m.fan_out.count(), 3);
     }
 
@@ -338,7 +355,7 @@ mod tests {
         m.reject(Rejected::ForeignDevice, 3);
         m.reject(Rejected::TooBig, 1);
         m.auth_failures.add("sync", 1);
-        let text = m.render(0);
+        let text = m.render(0, (0, 0));
         assert!(
             text.contains("kairos_ops_rejected_total{reason=\"foreign_device\"} 3\n"),
             "{text}"

@@ -122,6 +122,20 @@ impl Store {
         }
     }
 
+    /// Groups of pushes the writers ran again since the store opened
+    /// (PostgreSQL; the SQLite writer runs every job in its savepoint and
+    /// never retries a group): `(with the lookup of their ids, job by job)`.
+    /// A group goes in without looking its ids up first; one repeating an
+    /// id stored before fails on its key and goes in again with the lookup;
+    /// one the database refuses then goes in job by job.
+    #[must_use]
+    pub fn retried_groups(&self) -> (u64, u64) {
+        match &*self.0 {
+            Backend::Sqlite(_) => (0, 0),
+            Backend::Postgres(p) => p.retries(),
+        }
+    }
+
     /// Whether this store is shared with other instances (PostgreSQL):
     /// then commits of other instances arrive as hints, not `on_commit`.
     #[must_use]

@@ -141,6 +141,56 @@ async fn a_push_postgres_refuses_fails_alone_in_its_group_and_a_repeated_id_is_s
     h.end().await;
 }
 
+/// A group goes in without looking its ids up first. A push repeating an
+/// id stored before makes its group fail on `op_ids`' key; the group goes
+/// in again set-based with the lookup (its known id answered with its
+/// first seq, the new ones stored), not job by job, and the groups right
+/// after look up first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_repeating_a_stored_id_goes_in_again_with_the_lookup_not_job_by_job() {
+    let url = pg::database().await;
+    let db = Database::Postgres(url.clone());
+    Store::invite_in(&db, "alice", Duration::from_secs(60))
+        .await
+        .unwrap();
+    let store = Store::connect(&db, 10_000, false, Box::new(|_| {}))
+        .await
+        .unwrap();
+    let alice = auth("alice");
+    assert_eq!(
+        seqs(&store.push(&alice, ops(&alice, 1, 3, "")).await.unwrap()),
+        [1, 2, 3]
+    );
+    assert_eq!(store.retried_groups(), (0, 0), "new ids go in at once");
+
+    assert_eq!(
+        seqs(&store.push(&alice, ops(&alice, 3, 5, "")).await.unwrap()),
+        [3, 4, 5]
+    );
+    assert_eq!(
+        store.retried_groups(),
+        (1, 0),
+        "again with the lookup, not job by job"
+    );
+    // The next groups look up first: a repeat among them is no retry.
+    assert_eq!(
+        seqs(&store.push(&alice, ops(&alice, 5, 6, "")).await.unwrap()),
+        [5, 6]
+    );
+    assert_eq!(store.retried_groups(), (1, 0));
+
+    let stored: Vec<u64> = store
+        .ops_after("alice", 0, 100, 1 << 20)
+        .await
+        .unwrap()
+        .iter()
+        .map(|o| o.seq)
+        .collect();
+    assert_eq!(stored, [1, 2, 3, 4, 5, 6], "each id stored once");
+    store.close().await;
+    pg::drop_database(&url).await;
+}
+
 /// Two writers per instance, jobs sharded by account: pushes of one
 /// account (from several of its devices) queued back to back get their
 /// seqs in the order they were queued, whichever writer is free.

@@ -68,6 +68,8 @@ pub(crate) struct Postgres {
     /// One queue per writer.
     jobs: Vec<mpsc::UnboundedSender<Job>>,
     done: Mutex<Option<oneshot::Receiver<()>>>,
+    /// The writers' groups that went in again.
+    retries: Arc<writer::Retries>,
 }
 
 pub(crate) fn parse(url: &str) -> Result<tokio_postgres::Config, StoreError> {
@@ -95,6 +97,7 @@ impl Postgres {
         let (done_tx, done) = oneshot::channel();
         let mut jobs = Vec::with_capacity(WRITERS);
         let mut running = Vec::with_capacity(WRITERS);
+        let retries = Arc::new(writer::Retries::default());
         for _ in 0..WRITERS {
             let (tx, rx) = mpsc::unbounded_channel();
             jobs.push(tx);
@@ -104,6 +107,7 @@ impl Postgres {
                 hints,
                 on_commit: Arc::clone(&on_commit),
                 look_up: std::sync::atomic::AtomicU32::new(0),
+                retries: Arc::clone(&retries),
             };
             running.push(tokio::spawn(w.run(rx)));
         }
@@ -118,7 +122,17 @@ impl Postgres {
             config,
             jobs,
             done: Mutex::new(Some(done)),
+            retries,
         })
+    }
+
+    /// The writers' groups that went in again, so far.
+    pub(crate) fn retries(&self) -> (u64, u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (
+            self.retries.with_lookup.load(Relaxed),
+            self.retries.job_by_job.load(Relaxed),
+        )
     }
 
     /// Every job of one account goes to the same writer (its pushes keep

@@ -7,7 +7,8 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::{Object, Pool, Transaction};
@@ -34,6 +35,19 @@ pub(super) struct Writer {
     /// Groups left that look their ids up before inserting them
     /// (`batch::write`); none while pushes bring only new ids.
     pub(super) look_up: AtomicU32,
+    /// Groups that went in again, counted for every writer of the instance.
+    pub(super) retries: Arc<Retries>,
+}
+
+/// Groups of pushes that went in again, since the store opened.
+#[derive(Debug, Default)]
+pub(crate) struct Retries {
+    /// With the lookup of their ids, after failing without it (an id
+    /// stored before).
+    pub(crate) with_lookup: AtomicU64,
+    /// Job by job, after failing set-based with the lookup (a push the
+    /// database refuses).
+    pub(crate) job_by_job: AtomicU64,
 }
 
 /// A hint's text: `h HEAD ACCOUNT` or `r ACCOUNT DEVICE` (neither an
@@ -78,7 +92,7 @@ impl Writer {
         let (done, commit) = if jobs.is_empty() {
             (Vec::new(), Ok(()))
         } else {
-            match transact(&mut c, jobs, now, &self.look_up).await {
+            match transact(&mut c, jobs, now, &self.look_up, &self.retries).await {
                 Ok(r) => r,
                 Err((jobs, e)) => {
                     let why = e.to_string();
@@ -162,6 +176,7 @@ async fn transact(
     jobs: Vec<Job>,
     now: DateTime<Utc>,
     look_up: &AtomicU32,
+    retries: &Retries,
 ) -> Result<(Vec<Done>, Result<(), String>), (Vec<Job>, StoreError)> {
     let jobs = if jobs.iter().any(|j| matches!(j, Job::Push { .. })) {
         let jobs = if look_up.load(Ordering::Relaxed) == 0 {
@@ -169,6 +184,7 @@ async fn transact(
                 Ok(r) => return Ok(r),
                 Err(jobs) => {
                     look_up.store(LOOK_UP_AFTER_A_MISS, Ordering::Relaxed);
+                    retries.with_lookup.fetch_add(1, Ordering::Relaxed);
                     jobs
                 }
             }
@@ -178,7 +194,10 @@ async fn transact(
         };
         match together(c, jobs, now, true).await {
             Ok(r) => return Ok(r),
-            Err(jobs) => jobs,
+            Err(jobs) => {
+                retries.job_by_job.fetch_add(1, Ordering::Relaxed);
+                jobs
+            }
         }
     } else {
         jobs
