@@ -19,7 +19,7 @@ fn auth(account: &str) -> Auth {
 }
 
 /// Dismisses `first..=last` of `a`'s device, each key ending in `tail`.
-fn ops(a: &Auth, first: u64, last: u64, tail: &str) -> Vec<Op> {
+pub(crate) fn ops(a: &Auth, first: u64, last: u64, tail: &str) -> Vec<Op> {
     let mut clock = HlcClock::new(a.device.clone(), None);
     (first..=last)
         .map(|n| {

@@ -3,11 +3,11 @@
 //! caught up after it, and an id stored before it is still answered with
 //! its first seq and not stored again.
 
-use kairos_proto::{Body, HlcClock, Op};
 use kairos_server::Store;
 use kairos_server::store::{Auth, Database, migrate_postgres};
 
 use crate::pg;
+use crate::pg_ingest::ops;
 
 /// Migrations 0001–0007, as a schema-7 server applied them.
 const UP_TO_0007: [&str; 7] = [
@@ -20,27 +20,10 @@ const UP_TO_0007: [&str; 7] = [
     include_str!("../../migrations/postgres/0007_ops_no_account_fkey.sql"),
 ];
 
-fn dismisses(device: &str, first: u64, last: u64) -> Vec<Op> {
-    let mut clock = HlcClock::new(device.to_owned(), None);
-    (first..=last)
-        .map(|n| {
-            let key = format!("9c1e/standup@x/2026-12-04T16:00:00Z/#{n}@745c1657");
-            Op::new(
-                n,
-                clock.issue(1_764_864_000_000 + n),
-                Body::ReminderDismiss { key },
-            )
-        })
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ops_stored_by_schema_7_are_served_and_deduplicated_after_migration_8() {
     let url = pg::empty_database().await;
-    let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    let conn = tokio::spawn(conn);
+    let client = pg::client(&url).await;
     client
         .batch_execute(
             "CREATE TABLE kairos_schema (version INTEGER PRIMARY KEY, applied_ms BIGINT NOT NULL);
@@ -52,7 +35,11 @@ async fn ops_stored_by_schema_7_are_served_and_deduplicated_after_migration_8() 
         client.batch_execute(m).await.unwrap();
     }
     let device = "d_0000000000000001";
-    let old = dismisses(device, 1, 2);
+    let alice = Auth {
+        account: "alice".into(),
+        device: device.into(),
+    };
+    let old = ops(&alice, 1, 2, "");
     client
         .execute(
             "INSERT INTO accounts (id, created_ms, head) VALUES ('alice', 0, 2)",
@@ -99,12 +86,8 @@ async fn ops_stored_by_schema_7_are_served_and_deduplicated_after_migration_8() 
     let store = Store::connect(&db, 10_000, false, Box::new(|_| {}))
         .await
         .unwrap();
-    let alice = Auth {
-        account: "alice".into(),
-        device: device.into(),
-    };
     // Op 2 again (stored before the migration) and op 3, new.
-    let pushed = store.push(&alice, dismisses(device, 2, 3)).await.unwrap();
+    let pushed = store.push(&alice, ops(&alice, 2, 3, "")).await.unwrap();
     let seqs: Vec<u64> = pushed.iter().map(|p| p.seq).collect();
     assert_eq!(seqs, [2, 3]);
     let served = store.ops_after("alice", 0, 100, 1 << 20).await.unwrap();
@@ -120,7 +103,6 @@ async fn ops_stored_by_schema_7_are_served_and_deduplicated_after_migration_8() 
     assert_eq!(stored, 3);
 
     store.close().await;
-    drop(client);
-    let _ = conn.await;
+    client.close().await;
     pg::drop_database(&url).await;
 }
