@@ -209,6 +209,14 @@ struct Decisive {
     body: Body,
 }
 
+/// The entity, stamp and effect of the op stored at `seq` as `json`, all
+/// compaction reads (both stores keep only the op's JSON).
+pub(crate) fn decisive(seq: u64, json: &str) -> Result<(String, Hlc, Effect), StoreError> {
+    let op: Decisive =
+        serde_json::from_str(json).map_err(|e| StoreError::Corrupt(seq, e.to_string()))?;
+    Ok((op.body.entity(), op.hlc, op.body.effect()))
+}
+
 /// Compacts `account` once `keep` ops arrived since the last compaction.
 pub(crate) fn maybe_compact(
     conn: &mut Connection,
@@ -235,9 +243,8 @@ pub(crate) fn maybe_compact(
         while let Some(r) = rows.next()? {
             let seq = to_u64(r.get(0)?);
             let json = r.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?;
-            let op: Decisive =
-                serde_json::from_str(json).map_err(|e| StoreError::Corrupt(seq, e.to_string()))?;
-            out.push((seq, op.body.entity(), op.hlc, op.body.effect()));
+            let (entity, hlc, effect) = decisive(seq, json)?;
+            out.push((seq, entity, hlc, effect));
         }
         out
     };

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use deadpool_postgres::{GenericClient, Transaction};
 use kairos_proto::{Effect, Hlc, Op, PushResult, SeqOp, Stored, ids, survivors};
 
-use super::super::tx::{to_i64, to_u64};
+use super::super::tx::{decisive, to_i64, to_u64};
 use super::super::writer::Committed;
 use super::super::{Auth, Code, Joined, NewOp, Refusal, StoreError};
 use crate::secrets;
@@ -271,9 +271,8 @@ pub(super) async fn maybe_compact(
         .await?
     {
         let seq = to_u64(r.get(0));
-        let op: Op =
-            serde_json::from_str(r.get(1)).map_err(|e| StoreError::Corrupt(seq, e.to_string()))?;
-        rows.push((seq, op.entity(), op.hlc, op.body.effect()));
+        let (entity, hlc, effect) = decisive(seq, r.get(1))?;
+        rows.push((seq, entity, hlc, effect));
     }
     let keep_set = survivors(rows.iter().map(|(seq, entity, hlc, effect)| Stored {
         seq: *seq,
