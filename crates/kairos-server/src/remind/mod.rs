@@ -17,6 +17,7 @@
 //! Only accounts with a fallback configured are replicated: the server does
 //! not plan reminders nobody asked it to send.
 
+mod ack_store;
 mod claim;
 pub mod email;
 mod finish;
@@ -30,6 +31,7 @@ mod send;
 pub mod serve;
 mod shared;
 mod shared_sql;
+mod snooze;
 mod sqlite;
 pub mod webhook;
 pub mod worker;
@@ -104,6 +106,13 @@ pub struct Fallback {
     pub always: bool,
 }
 
+impl Fallback {
+    /// [`Fallback::after`] in milliseconds.
+    pub(crate) fn after_ms(&self) -> i64 {
+        i64::try_from(self.after.as_millis()).unwrap_or(i64::MAX)
+    }
+}
+
 /// What one round of [`Reminders::replicate`] did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Round {
@@ -115,6 +124,9 @@ pub struct Round {
     pub withdrawn: usize,
     /// Instances marked acknowledged.
     pub acked: usize,
+    /// Instances snoozed on a device: their fallbacks moved to N after the
+    /// snooze's end.
+    pub snoozed: usize,
     /// Deliveries queued.
     pub deliveries: usize,
     /// Series that did not parse (named).
@@ -240,6 +252,7 @@ impl Reminders {
                 round.planned += r.planned;
                 round.withdrawn += r.withdrawn;
                 round.acked += r.acked;
+                round.snoozed += r.snoozed;
                 round.deliveries += r.deliveries;
             }
         }
@@ -348,6 +361,7 @@ pub(crate) struct Stored {
     pub planned: usize,
     pub withdrawn: usize,
     pub acked: usize,
+    pub snoozed: usize,
     pub deliveries: usize,
     /// The channels of the deliveries an acknowledgement cancelled.
     pub cancelled_by_ack: Vec<String>,

@@ -262,33 +262,7 @@ async fn apply(c: &impl GenericClient, w: &Write) -> Result<Option<Stored>, Stor
         )
         .await?;
     }
-    for key in &w.changes.acks {
-        c.execute(
-            "INSERT INTO remind_ack (account, key, at_ms) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-            &[a, key, &now],
-        )
-        .await?;
-        let n = c
-            .execute(
-                "UPDATE remind_instance SET state = 'acked' WHERE account = $1 AND key = $2 AND state = 'pending'",
-                &[a, key],
-            )
-            .await?;
-        if n > 0 {
-            out.acked += usize::try_from(n).unwrap_or(0);
-            audit(c, a, key, now, "acknowledged by a device").await?;
-            let cancelled = c
-                .query(
-                    "UPDATE remind_delivery SET state = 'cancelled', reason = 'acknowledged by a device', done_ms = $3
-                     WHERE account = $1 AND key = $2 AND state = 'pending' AND always = 0
-                     RETURNING channel",
-                    &[a, key, &now],
-                )
-                .await?;
-            out.cancelled_by_ack
-                .extend(cancelled.iter().map(|r| r.get::<_, String>(0)));
-        }
-    }
+    super::ack_store::pg_apply(c, w, &mut out).await?;
     let planned: std::collections::BTreeSet<&str> =
         w.instances.iter().map(|i| i.key.as_str()).collect();
     let stale: Vec<String> = c
@@ -318,14 +292,12 @@ async fn apply(c: &impl GenericClient, w: &Write) -> Result<Option<Stored>, Stor
         out.withdrawn += 1;
     }
     for inst in &w.instances {
-        let acked = c
-            .query_opt(
-                "SELECT 1 FROM remind_ack WHERE account = $1 AND key = $2",
-                &[a, &inst.key],
-            )
-            .await?
-            .is_some();
-        let state = if acked { "acked" } else { "pending" };
+        let ack = super::ack_store::pg_acked(c, a, &inst.key).await?;
+        let state = if ack.as_ref().is_some_and(|r| r.dismissed) {
+            "acked"
+        } else {
+            "pending"
+        };
         let n = c
             .execute(
                 "INSERT INTO remind_instance (account, key, calendar, due_ms, payload, state, priority)
@@ -357,7 +329,7 @@ async fn apply(c: &impl GenericClient, w: &Write) -> Result<Option<Stored>, Stor
             if current == "withdrawn" || (current == "acked" && !f.always) {
                 continue;
             }
-            let due = ms(inst.due) + i64::try_from(f.after.as_millis()).unwrap_or(i64::MAX);
+            let due = super::snooze::due(ms(inst.due), ack.as_ref(), f.after_ms(), f.always);
             let n = c
                 .execute(
                     "INSERT INTO remind_delivery (account, key, channel, due_ms, next_ms, state, always, target, secret, rank, calendar)

@@ -27,8 +27,9 @@ pub struct State {
 pub struct Changes {
     /// Registers whose winner changed: (entity, stamp, op as JSON).
     pub entities: Vec<(String, String, String)>,
-    /// Reminder keys dismissed or snoozed on some device.
-    pub acks: Vec<String>,
+    /// Dismissals and snoozes from devices, in op order (`snooze` merges
+    /// them into the stored state of their key).
+    pub acks: Vec<Op>,
 }
 
 /// One reminder instance to keep in the queue.
@@ -57,14 +58,13 @@ fn priority(cal: &kairos_core::model::Calendar, uid: &str) -> Option<u8> {
 }
 
 impl State {
-    /// Applies `ops` (in seq order) by the protocol's merge rules.
-    /// Acknowledgements are absorbing: a snooze counts as one too (a person
-    /// saw the reminder on a device).
+    /// Applies `ops` (in seq order) by the protocol's merge rules; the
+    /// acknowledgements are handed on as they are.
     pub fn apply(&mut self, ops: &[Op], out: &mut Changes) {
         for op in ops {
             match &op.body {
-                Body::ReminderDismiss { key } | Body::ReminderSnooze { key, .. } => {
-                    out.acks.push(key.clone());
+                Body::ReminderDismiss { .. } | Body::ReminderSnooze { .. } => {
+                    out.acks.push(op.clone());
                 }
                 _ => {
                     let entity = op.entity();
@@ -200,7 +200,12 @@ mod tests {
             &mut ch,
         );
         assert!(s.plan(from, to).0.is_empty());
-        assert_eq!(ch.acks, ["k"]);
+        let keys: Vec<_> = ch
+            .acks
+            .iter()
+            .filter_map(super::super::snooze::key)
+            .collect();
+        assert_eq!(keys, ["k"]);
         assert_eq!(ch.entities.len(), 2, "calendar and series, the series once");
     }
 }

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, TransactionBehavior, params};
 
 use super::{Channel, Due, Fallback, Loaded, Row, Stored, Write, effective, from_ms, ms, rank};
 use crate::store::StoreError;
@@ -217,7 +217,13 @@ fn fallbacks(c: &Connection, account: &str) -> Result<Vec<Fallback>, StoreError>
     Ok(out)
 }
 
-fn audit(c: &Connection, account: &str, key: &str, at: i64, event: &str) -> Result<(), StoreError> {
+pub(super) fn audit(
+    c: &Connection,
+    account: &str,
+    key: &str,
+    at: i64,
+    event: &str,
+) -> Result<(), StoreError> {
     c.prepare_cached(
         "INSERT INTO remind_audit (account, key, at_ms, event) VALUES (?1, ?2, ?3, ?4)",
     )?
@@ -257,30 +263,7 @@ fn apply(c: &Connection, w: &Write) -> Result<Option<Stored>, StoreError> {
         )?
         .execute(params![a, entity, hlc, json])?;
     }
-    for key in &w.changes.acks {
-        c.prepare_cached(
-            "INSERT INTO remind_ack (account, key, at_ms) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
-        )?
-        .execute(params![a, key, now])?;
-        let n = c
-            .prepare_cached(
-                "UPDATE remind_instance SET state = 'acked' WHERE account = ?1 AND key = ?2 AND state = 'pending'",
-            )?
-            .execute(params![a, key])?;
-        if n > 0 {
-            out.acked += n;
-            audit(c, a, key, now, "acknowledged by a device")?;
-            let channels = c
-                .prepare_cached(
-                    "UPDATE remind_delivery SET state = 'cancelled', reason = 'acknowledged by a device', done_ms = ?3
-                     WHERE account = ?1 AND key = ?2 AND state = 'pending' AND always = 0
-                     RETURNING channel",
-                )?
-                .query_map(params![a, key, now], |r| r.get::<_, String>(0))?
-                .collect::<Result<Vec<_>, _>>()?;
-            out.cancelled_by_ack.extend(channels);
-        }
-    }
+    super::ack_store::sqlite_apply(c, w, &mut out)?;
     let planned: std::collections::BTreeSet<&str> =
         w.instances.iter().map(|i| i.key.as_str()).collect();
     let stale: Vec<String> = c
@@ -307,12 +290,12 @@ fn apply(c: &Connection, w: &Write) -> Result<Option<Stored>, StoreError> {
         out.withdrawn += 1;
     }
     for i in &w.instances {
-        let acked = c
-            .prepare_cached("SELECT 1 FROM remind_ack WHERE account = ?1 AND key = ?2")?
-            .query_row(params![a, i.key], |_| Ok(()))
-            .optional()?
-            .is_some();
-        let state = if acked { "acked" } else { "pending" };
+        let ack = super::ack_store::sqlite_acked(c, a, &i.key)?;
+        let state = if ack.as_ref().is_some_and(|r| r.dismissed) {
+            "acked"
+        } else {
+            "pending"
+        };
         let n = c
             .prepare_cached(
                 "INSERT INTO remind_instance (account, key, calendar, due_ms, payload, state, priority)
@@ -336,7 +319,7 @@ fn apply(c: &Connection, w: &Write) -> Result<Option<Stored>, StoreError> {
             if current == "withdrawn" || (current == "acked" && !f.always) {
                 continue;
             }
-            let due = ms(i.due) + i64::try_from(f.after.as_millis()).unwrap_or(i64::MAX);
+            let due = super::snooze::due(ms(i.due), ack.as_ref(), f.after_ms(), f.always);
             out.deliveries += c
                 .prepare_cached(
                     "INSERT INTO remind_delivery (account, key, channel, due_ms, next_ms, state, always, target, secret, rank, calendar)

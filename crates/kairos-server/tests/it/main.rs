@@ -31,6 +31,7 @@ mod remind_ops;
 mod remind_scan;
 mod remind_send;
 mod remind_shared;
+mod remind_snooze;
 mod remind_wake;
 mod support;
 mod sync;

@@ -25,6 +25,14 @@ impl Maker {
         self.op(kairos_proto::Body::ReminderDismiss { key: key.into() })
     }
 
+    /// Snoozes `key` until `until` (whole seconds, as devices do).
+    pub fn snooze(&mut self, key: &str, until: chrono::DateTime<chrono::Utc>) -> Op {
+        self.op(kairos_proto::Body::ReminderSnooze {
+            key: key.into(),
+            until,
+        })
+    }
+
     pub fn calendar(&mut self, uid: &str, name: &str) -> Op {
         self.op(kairos_proto::Body::CalendarPut {
             calendar: uid.into(),

@@ -1,0 +1,223 @@
+//! The acknowledgement rows (`remind_ack`) on both stores, and what a
+//! round's acknowledgements do to the queue (rules in `snooze`): a
+//! dismissal marks the instance acknowledged and cancels its pending
+//! fallbacks, a snooze moves them to N after the snooze's end. "Always"
+//! fallbacks are left alone by both.
+
+use deadpool_postgres::GenericClient;
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::snooze::{self, Acked, Effect};
+use super::{Stored, Write, effective, from_ms};
+use crate::store::StoreError;
+
+const DISMISSED: &str = "acknowledged by a device";
+
+fn snoozed(until_ms: i64) -> String {
+    format!(
+        "snoozed on a device until {}",
+        from_ms(until_ms).to_rfc3339()
+    )
+}
+
+fn moved(channel: &str, due_ms: i64) -> String {
+    format!(
+        "{channel} fallback waits for the snooze: due {}",
+        from_ms(due_ms).to_rfc3339()
+    )
+}
+
+fn row(dismissed: bool, hlc: Option<String>, until: Option<i64>) -> Acked {
+    Acked {
+        dismissed,
+        snooze: hlc.zip(until),
+    }
+}
+
+/// The stored acknowledgements of `key` (SQLite).
+pub(crate) fn sqlite_acked(
+    c: &Connection,
+    account: &str,
+    key: &str,
+) -> Result<Option<Acked>, StoreError> {
+    Ok(c
+        .prepare_cached(
+            "SELECT dismissed, snooze_hlc, snooze_until_ms FROM remind_ack WHERE account = ?1 AND key = ?2",
+        )?
+        .query_row(params![account, key], |r| {
+            Ok(row(r.get::<_, i64>(0)? != 0, r.get(1)?, r.get(2)?))
+        })
+        .optional()?)
+}
+
+/// Applies the round's acknowledgements (SQLite), in op order.
+pub(crate) fn sqlite_apply(c: &Connection, w: &Write, out: &mut Stored) -> Result<(), StoreError> {
+    let (a, now) = (&w.account, w.now_ms);
+    for op in &w.changes.acks {
+        let Some(key) = snooze::key(op) else {
+            continue;
+        };
+        let stored = sqlite_acked(c, a, key)?;
+        let (new, effect) = snooze::merge(stored.as_ref(), op);
+        if stored.as_ref() != Some(&new) {
+            let (hlc, until) = new.snooze.clone().unzip();
+            c.prepare_cached(
+                "INSERT INTO remind_ack (account, key, at_ms, dismissed, snooze_hlc, snooze_until_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT (account, key) DO UPDATE SET dismissed = excluded.dismissed,
+                   snooze_hlc = excluded.snooze_hlc, snooze_until_ms = excluded.snooze_until_ms",
+            )?
+            .execute(params![a, key, now, new.dismissed, hlc, until])?;
+        }
+        match effect {
+            Effect::Dismissed => {
+                let n = c
+                    .prepare_cached(
+                        "UPDATE remind_instance SET state = 'acked' WHERE account = ?1 AND key = ?2 AND state = 'pending'",
+                    )?
+                    .execute(params![a, key])?;
+                if n > 0 {
+                    out.acked += n;
+                    super::sqlite::audit(c, a, key, now, DISMISSED)?;
+                    let channels = c
+                        .prepare_cached(
+                            "UPDATE remind_delivery SET state = 'cancelled', reason = ?4, done_ms = ?3
+                             WHERE account = ?1 AND key = ?2 AND state = 'pending' AND always = 0
+                             RETURNING channel",
+                        )?
+                        .query_map(params![a, key, now, DISMISSED], |r| r.get::<_, String>(0))?
+                        .collect::<Result<Vec<_>, _>>()?;
+                    out.cancelled_by_ack.extend(channels);
+                }
+            }
+            Effect::Snoozed(until) => {
+                let calendar: Option<String> = c
+                    .prepare_cached(
+                        "SELECT calendar FROM remind_instance WHERE account = ?1 AND key = ?2 AND state = 'pending'",
+                    )?
+                    .query_row(params![a, key], |r| r.get(0))
+                    .optional()?;
+                let Some(calendar) = calendar else {
+                    continue; // not planned yet: planning reads the row
+                };
+                out.snoozed += 1;
+                super::sqlite::audit(c, a, key, now, &snoozed(until))?;
+                for f in effective(&w.fallbacks, &calendar)
+                    .into_iter()
+                    .filter(|f| !f.always)
+                {
+                    let due = until.saturating_add(f.after_ms());
+                    let n = c
+                        .prepare_cached(
+                            "UPDATE remind_delivery SET due_ms = ?4, next_ms = ?4
+                             WHERE account = ?1 AND key = ?2 AND channel = ?3 AND state = 'pending' AND always = 0",
+                        )?
+                        .execute(params![a, key, f.channel.name(), due])?;
+                    if n > 0 {
+                        super::sqlite::audit(c, a, key, now, &moved(f.channel.name(), due))?;
+                    }
+                }
+            }
+            Effect::Nothing => {}
+        }
+    }
+    Ok(())
+}
+
+/// The stored acknowledgements of `key` (PostgreSQL).
+pub(crate) async fn pg_acked(
+    c: &impl GenericClient,
+    account: &str,
+    key: &str,
+) -> Result<Option<Acked>, StoreError> {
+    Ok(c
+        .query_opt(
+            "SELECT dismissed, snooze_hlc, snooze_until_ms FROM remind_ack WHERE account = $1 AND key = $2",
+            &[&account, &key],
+        )
+        .await?
+        .map(|r| row(r.get(0), r.get(1), r.get(2))))
+}
+
+/// Applies the round's acknowledgements (PostgreSQL), in op order.
+pub(crate) async fn pg_apply(
+    c: &impl GenericClient,
+    w: &Write,
+    out: &mut Stored,
+) -> Result<(), StoreError> {
+    let (a, now) = (&w.account, w.now_ms);
+    for op in &w.changes.acks {
+        let Some(key) = snooze::key(op) else {
+            continue;
+        };
+        let stored = pg_acked(c, a, key).await?;
+        let (new, effect) = snooze::merge(stored.as_ref(), op);
+        if stored.as_ref() != Some(&new) {
+            let (hlc, until) = new.snooze.clone().unzip();
+            c.execute(
+                "INSERT INTO remind_ack (account, key, at_ms, dismissed, snooze_hlc, snooze_until_ms)
+                 VALUES ($1, $2, $3, $4, $5, $6)
+                 ON CONFLICT (account, key) DO UPDATE SET dismissed = excluded.dismissed,
+                   snooze_hlc = excluded.snooze_hlc, snooze_until_ms = excluded.snooze_until_ms",
+                &[a, &key, &now, &new.dismissed, &hlc, &until],
+            )
+            .await?;
+        }
+        match effect {
+            Effect::Dismissed => {
+                let n = c
+                    .execute(
+                        "UPDATE remind_instance SET state = 'acked' WHERE account = $1 AND key = $2 AND state = 'pending'",
+                        &[a, &key],
+                    )
+                    .await?;
+                if n > 0 {
+                    out.acked += usize::try_from(n).unwrap_or(0);
+                    super::pg::audit(c, a, key, now, DISMISSED).await?;
+                    let cancelled = c
+                        .query(
+                            "UPDATE remind_delivery SET state = 'cancelled', reason = $4, done_ms = $3
+                             WHERE account = $1 AND key = $2 AND state = 'pending' AND always = 0
+                             RETURNING channel",
+                            &[a, &key, &now, &DISMISSED],
+                        )
+                        .await?;
+                    out.cancelled_by_ack
+                        .extend(cancelled.iter().map(|r| r.get::<_, String>(0)));
+                }
+            }
+            Effect::Snoozed(until) => {
+                let Some(calendar) = c
+                    .query_opt(
+                        "SELECT calendar FROM remind_instance WHERE account = $1 AND key = $2 AND state = 'pending'",
+                        &[a, &key],
+                    )
+                    .await?
+                    .map(|r| r.get::<_, String>(0))
+                else {
+                    continue; // not planned yet: planning reads the row
+                };
+                out.snoozed += 1;
+                super::pg::audit(c, a, key, now, &snoozed(until)).await?;
+                for f in effective(&w.fallbacks, &calendar)
+                    .into_iter()
+                    .filter(|f| !f.always)
+                {
+                    let due = until.saturating_add(f.after_ms());
+                    let n = c
+                        .execute(
+                            "UPDATE remind_delivery SET due_ms = $4, next_ms = $4
+                             WHERE account = $1 AND key = $2 AND channel = $3 AND state = 'pending' AND always = 0",
+                            &[a, &key, &f.channel.name(), &due],
+                        )
+                        .await?;
+                    if n > 0 {
+                        super::pg::audit(c, a, key, now, &moved(f.channel.name(), due)).await?;
+                    }
+                }
+            }
+            Effect::Nothing => {}
+        }
+    }
+    Ok(())
+}
