@@ -37,6 +37,11 @@ pub struct FallbackArgs {
     /// desktop running).
     #[arg(long)]
     always: bool,
+    /// The account's time zone (IANA name, e.g. Europe/Berlin): events
+    /// without a zone ("the pill at 08:00") and working hours are read in
+    /// it, as on the person's devices. Default: as set before, else UTC.
+    #[arg(long)]
+    zone: Option<String>,
 }
 
 pub async fn fallback(db: &Database, a: FallbackArgs) -> anyhow::Result<()> {
@@ -60,6 +65,12 @@ pub async fn fallback(db: &Database, a: FallbackArgs) -> anyhow::Result<()> {
         }
         _ => anyhow::bail!("give exactly one of --webhook URL or --email ADDRESS"),
     };
+    let zone = match &a.zone {
+        Some(z) => Some(z.parse::<chrono_tz::Tz>().map_err(|_| {
+            anyhow::anyhow!("--zone {z:?} is not an IANA time zone name (e.g. Europe/Berlin)")
+        })?),
+        None => None,
+    };
     let f = Fallback {
         account: a.account.clone(),
         calendar: a.calendar,
@@ -76,11 +87,17 @@ pub async fn fallback(db: &Database, a: FallbackArgs) -> anyhow::Result<()> {
             a.account
         )
     })?;
+    if let Some(zone) = zone {
+        r.set_zone(&f.account, zone)
+            .await
+            .with_context(|| format!("setting the zone of {:?}", a.account))?;
+    }
     println!(
         "{}",
         serde_json::json!({
             "account": f.account, "calendar": f.calendar, "channel": f.channel.name(),
             "target": f.target, "after_secs": f.after.as_secs(), "always": f.always,
+            "zone": zone.map(|z| z.name()),
         })
     );
     Ok(())

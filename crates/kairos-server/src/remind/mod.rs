@@ -156,6 +156,8 @@ pub(crate) struct Loaded {
     pub entities: Vec<String>,
     pub ops: Vec<(u64, String)>,
     pub fallbacks: Vec<Fallback>,
+    /// The account's zone (`remind_zone`), if set.
+    pub zone: Option<String>,
 }
 
 /// The queue's rows of one instance, for tests and `why`.
@@ -219,6 +221,20 @@ impl Reminders {
         match &self.db {
             Db::Sqlite(s) => s.configure(f).await,
             Db::Postgres(p) => p.configure(&f).await,
+        }
+    }
+
+    /// Sets the zone `account`'s floating times and working hours are read
+    /// in (see `migrations/0009_remind_zone.sql`); the account is planned
+    /// again at the next round: instances whose key or time the zone
+    /// changes are withdrawn and planned anew.
+    ///
+    /// # Errors
+    /// The store, or no such account.
+    pub async fn set_zone(&self, account: &str, zone: chrono_tz::Tz) -> Result<(), StoreError> {
+        match &self.db {
+            Db::Sqlite(s) => s.set_zone(account, zone.name()).await,
+            Db::Postgres(p) => p.set_zone(account, zone.name()).await,
         }
     }
 
@@ -339,7 +355,18 @@ fn plan(
     let back = chrono::Duration::from_std(LOOKBACK).unwrap_or_default();
     let ahead = chrono::Duration::from_std(WINDOW).unwrap_or_default();
     let (from, to) = (now - back, now + ahead);
-    let (instances, bad) = state.plan(from, to);
+    let zone = match loaded.zone.as_deref().map(str::parse::<chrono_tz::Tz>) {
+        None => chrono_tz::UTC,
+        Some(Ok(tz)) => tz,
+        Some(Err(_)) => {
+            let z = loaded.zone.as_deref().unwrap_or_default();
+            round.skipped.push(format!(
+                "zone {z:?} of {account}: not a known zone, floating times read in UTC"
+            ));
+            chrono_tz::UTC
+        }
+    };
+    let (instances, bad) = state.plan(from, to, zone);
     round.skipped.extend(bad);
     Ok(Write {
         account,

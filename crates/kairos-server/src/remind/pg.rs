@@ -70,6 +70,24 @@ impl Pg {
         Ok(())
     }
 
+    pub(crate) async fn set_zone(&self, account: &str, zone: &str) -> Result<(), StoreError> {
+        let mut c = self.get().await?;
+        let tx = c.transaction().await?;
+        tx.execute(
+            "INSERT INTO remind_zone (account, zone) VALUES ($1, $2)
+             ON CONFLICT (account) DO UPDATE SET zone = excluded.zone",
+            &[&account, &zone],
+        )
+        .await?;
+        tx.execute(
+            "UPDATE remind_cursor SET planned_until_ms = 0 WHERE account = $1",
+            &[&account],
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     pub(crate) async fn due(&self, refresh_ms: i64) -> Result<Vec<Due>, StoreError> {
         let c = self.get().await?;
         let rows = c
@@ -114,10 +132,18 @@ impl Pg {
             .iter()
             .map(|r| (u64::try_from(r.get::<_, i64>(0)).unwrap_or(0), r.get(1)))
             .collect();
+        let zone = c
+            .query_opt(
+                "SELECT zone FROM remind_zone WHERE account = $1",
+                &[&account],
+            )
+            .await?
+            .map(|r| r.get(0));
         Ok(Loaded {
             entities,
             ops,
             fallbacks: fallbacks(&c, account).await?,
+            zone,
         })
     }
 

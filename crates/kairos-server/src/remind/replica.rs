@@ -83,11 +83,18 @@ impl State {
     }
 
     /// Every instance of every live series of every live calendar with a
-    /// trigger in `[from, to)`. Floating times are read in UTC (the server
-    /// has no local zone; devices read them in theirs). A series that does
-    /// not parse is skipped and named in the second list.
+    /// trigger in `[from, to)`. Floating times are read in `zone` (the
+    /// account's, UTC if none is set: devices read them in theirs, so the
+    /// keys of floating events are the devices' only when the zones
+    /// agree). A series that does not parse is skipped and named in the
+    /// second list.
     #[must_use]
-    pub fn plan(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> (Vec<Instance>, Vec<String>) {
+    pub fn plan(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        zone: chrono_tz::Tz,
+    ) -> (Vec<Instance>, Vec<String>) {
         let limits = Limits::default();
         let mut out = Vec::new();
         let mut bad = Vec::new();
@@ -125,7 +132,7 @@ impl State {
             };
             let planned =
                 kairos_core::ics::parse_calendar(text.as_bytes(), &limits).and_then(|cal| {
-                    let p = plan_with(label, &cal, from, to, chrono_tz::UTC, &limits, &work)?;
+                    let p = plan_with(label, &cal, from, to, zone, &limits, &work)?;
                     Ok((cal, p))
                 });
             match planned {
@@ -172,7 +179,7 @@ mod tests {
         s.apply(&[op(1, 1, cal), op(2, 2, put)], &mut ch);
         let from = "2026-12-06T00:00:00Z".parse().expect("valid");
         let to = "2026-12-07T00:00:00Z".parse().expect("valid");
-        let (got, bad) = s.plan(from, to);
+        let (got, bad) = s.plan(from, to, chrono_tz::UTC);
         assert!(bad.is_empty());
         assert_eq!(got.len(), 1);
         assert!(
@@ -199,7 +206,7 @@ mod tests {
             ],
             &mut ch,
         );
-        assert!(s.plan(from, to).0.is_empty());
+        assert!(s.plan(from, to, chrono_tz::UTC).0.is_empty());
         let keys: Vec<_> = ch
             .acks
             .iter()

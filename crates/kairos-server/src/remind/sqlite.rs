@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use rusqlite::{Connection, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::{Channel, Due, Fallback, Loaded, Row, Stored, Write, effective, from_ms, ms, rank};
 use crate::store::StoreError;
@@ -70,6 +70,25 @@ impl Sqlite {
         .await
     }
 
+    pub(crate) async fn set_zone(&self, account: &str, zone: &str) -> Result<(), StoreError> {
+        let (account, zone) = (account.to_owned(), zone.to_owned());
+        self.run(move |c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute(
+                "INSERT INTO remind_zone (account, zone) VALUES (?1, ?2)
+                 ON CONFLICT (account) DO UPDATE SET zone = excluded.zone",
+                params![account, zone],
+            )?;
+            tx.execute(
+                "UPDATE remind_cursor SET planned_until_ms = 0 WHERE account = ?1",
+                [&account],
+            )?;
+            tx.commit()?;
+            Ok(())
+        })
+        .await
+    }
+
     pub(crate) async fn due(&self, refresh_ms: i64) -> Result<Vec<Due>, StoreError> {
         self.run(move |c| {
             let mut st = c.prepare_cached(
@@ -107,10 +126,15 @@ impl Sqlite {
                     |r| Ok((u64::try_from(r.get::<_, i64>(0)?).unwrap_or(0), r.get(1)?)),
                 )?
                 .collect::<Result<_, _>>()?;
+            let zone = c
+                .prepare_cached("SELECT zone FROM remind_zone WHERE account = ?1")?
+                .query_row([&account], |r| r.get(0))
+                .optional()?;
             Ok(Loaded {
                 entities,
                 ops,
                 fallbacks: fallbacks(c, &account)?,
+                zone,
             })
         })
         .await

@@ -19,6 +19,7 @@ const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../migrations/0006_remind_fresh_order.sql")),
     M::up(include_str!("../../migrations/0007_ops_without_rowid.sql")),
     M::up(include_str!("../../migrations/0008_remind_snooze.sql")),
+    M::up(include_str!("../../migrations/0009_remind_zone.sql")),
 ];
 
 /// The database file inside the data directory.

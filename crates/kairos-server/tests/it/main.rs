@@ -33,6 +33,7 @@ mod remind_send;
 mod remind_shared;
 mod remind_snooze;
 mod remind_wake;
+mod remind_zone;
 mod support;
 mod sync;
 mod tls;

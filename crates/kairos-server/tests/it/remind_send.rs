@@ -333,6 +333,17 @@ async fn bad_fallback_settings_and_unknown_keys_are_refused_by_name() {
             "is not an e-mail address",
         ),
         (
+            vec![
+                "fallback",
+                "alice",
+                "--email",
+                "a@b.c",
+                "--zone",
+                "Mars/Olympus",
+            ],
+            "\"Mars/Olympus\" is not an IANA time zone name",
+        ),
+        (
             vec!["why", "c1/e1/2026-12-06T10:00:00Z/#0@1"],
             "no reminder",
         ),

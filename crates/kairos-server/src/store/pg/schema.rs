@@ -18,6 +18,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../../migrations/postgres/0007_ops_no_account_fkey.sql"),
     include_str!("../../../migrations/postgres/0008_ops_narrow.sql"),
     include_str!("../../../migrations/postgres/0009_remind_snooze.sql"),
+    include_str!("../../../migrations/postgres/0010_remind_zone.sql"),
 ];
 
 /// The schema version this server runs on.

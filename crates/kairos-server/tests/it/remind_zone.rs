@@ -1,0 +1,113 @@
+//! The account's zone (`kairos-server fallback … --zone`): an event with no
+//! zone ("the pill at 08:00") goes off at 08:00 where the person is, and
+//! its key is the one their devices compute there, so a dismissal on a
+//! device cancels the server's fallback.
+
+use std::time::Duration;
+
+use chrono_tz::Tz;
+use kairos_proto::Body;
+use kairos_server::remind::Reminders;
+
+use crate::remind::{NO_TASK, at, database};
+use crate::remind_send::fallback;
+use crate::support::{Maker, Server};
+
+/// A floating event (no `Z`, no `TZID`) with a 15-minute alarm.
+fn floating(uid: &str, start: &str) -> Body {
+    Body::SeriesPut {
+        calendar: "c1".into(),
+        uid: uid.into(),
+        ics: format!(
+            "BEGIN:VEVENT\r\nUID:{uid}\r\nSUMMARY:Pill\r\nDTSTART:{start}\r\n\
+             BEGIN:VALARM\r\nACTION:DISPLAY\r\nTRIGGER:-PT15M\r\nDESCRIPTION:x\r\nEND:VALARM\r\nEND:VEVENT"
+        ),
+    }
+}
+
+/// The key and trigger a device in `zone` computes for `body`'s alarm.
+fn on_device(body: &Body, zone: Tz) -> (String, chrono::DateTime<chrono::Utc>) {
+    let Body::SeriesPut { calendar, ics, .. } = body else {
+        unreachable!()
+    };
+    let text = format!("BEGIN:VCALENDAR\r\n{ics}\r\nEND:VCALENDAR\r\n");
+    let limits = kairos_core::Limits::default();
+    let cal = kairos_core::ics::parse_calendar(text.as_bytes(), &limits).unwrap();
+    let label = kairos_engine::materialise::CalendarLabel {
+        uid: calendar,
+        name: "Home",
+    };
+    let from = at("2000-01-01T00:00:00Z");
+    let planned = kairos_engine::materialise::plan(
+        label,
+        &cal,
+        from,
+        at("2100-01-01T00:00:00Z"),
+        zone,
+        &limits,
+    )
+    .unwrap();
+    (planned[0].key.clone(), planned[0].trigger)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn floating_times_are_read_in_the_accounts_zone_so_keys_and_times_are_the_devices() {
+    let server = Server::start(NO_TASK).await;
+    let (id, token) = server.device("alice", "laptop").await;
+    let mut dev = server.connect(&token).await;
+    dev.hello(0).await;
+    let mut m = Maker::new(&id);
+    let pill = floating("pill", "20261206T080000");
+    dev.push(&[m.calendar("c1", "Home"), m.op(pill.clone())])
+        .await;
+    let (berlin_key, berlin_due) = on_device(&pill, chrono_tz::Europe::Berlin);
+    let (utc_key, _) = on_device(&pill, chrono_tz::UTC);
+    assert_eq!(berlin_due, at("2026-12-06T06:45:00Z"), "07:45 in Berlin");
+    assert_ne!(
+        berlin_key, utc_key,
+        "a floating event's key depends on the zone"
+    );
+
+    let rem = Reminders::open(&database(&server)).await.unwrap();
+    let now = at("2026-12-06T05:00:00Z");
+    fallback(
+        &server,
+        &["alice", "--webhook", "http://127.0.0.1:9/", "--secret", "s"],
+    )
+    .await;
+    rem.replicate(now).await.unwrap();
+    let rows = rem.instances("alice").await.unwrap();
+    assert_eq!(
+        (rows[0].key.as_str(), rows[0].due),
+        (utc_key.as_str(), at("2026-12-06T07:45:00Z")),
+        "no zone set: UTC"
+    );
+
+    fallback(
+        &server,
+        &[
+            "alice",
+            "--webhook",
+            "http://127.0.0.1:9/",
+            "--secret",
+            "s",
+            "--zone",
+            "Europe/Berlin",
+        ],
+    )
+    .await;
+    let round = rem.replicate(now).await.unwrap();
+    assert_eq!((round.withdrawn, round.planned), (1, 1), "{round:?}");
+    let rows = rem.instances("alice").await.unwrap();
+    let pending: Vec<_> = rows.iter().filter(|r| r.state == "pending").collect();
+    assert_eq!(pending.len(), 1, "{rows:?}");
+    assert_eq!((&pending[0].key, pending[0].due), (&berlin_key, berlin_due));
+
+    // The device's dismissal names its key: the server's fallback is cancelled.
+    dev.push(&[m.dismiss(&berlin_key)]).await;
+    let round = rem
+        .replicate(now + chrono::Duration::from_std(Duration::from_secs(60)).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(round.acked, 1, "{round:?}");
+}
