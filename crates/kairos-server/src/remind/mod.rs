@@ -25,6 +25,7 @@ pub mod gate;
 pub mod metrics;
 mod pg;
 mod rate;
+mod reconfigure;
 mod replica;
 mod run;
 mod send;
@@ -213,14 +214,17 @@ impl Reminders {
     }
 
     /// Sets (or replaces) a fallback; the account is planned again at the
-    /// next round.
+    /// next round. The deliveries already queued under it take its target,
+    /// secret and delay (`reconfigure`; the wall clock only stamps their
+    /// audit lines).
     ///
     /// # Errors
     /// The store, or no such account.
     pub async fn configure(&self, f: Fallback) -> Result<(), StoreError> {
+        let now = ms(Utc::now());
         match &self.db {
-            Db::Sqlite(s) => s.configure(f).await,
-            Db::Postgres(p) => p.configure(&f).await,
+            Db::Sqlite(s) => s.configure(f, now).await,
+            Db::Postgres(p) => p.configure(&f, now).await,
         }
     }
 

@@ -41,7 +41,7 @@ impl Pg {
             .map_err(|e| StoreError::Pool(e.to_string()))
     }
 
-    pub(crate) async fn configure(&self, f: &Fallback) -> Result<(), StoreError> {
+    pub(crate) async fn configure(&self, f: &Fallback, now_ms: i64) -> Result<(), StoreError> {
         let mut c = self.get().await?;
         let tx = c.transaction().await?;
         let after = i64::try_from(f.after.as_secs()).unwrap_or(i64::MAX);
@@ -66,6 +66,7 @@ impl Pg {
             &[&f.account],
         )
         .await?;
+        super::reconfigure::pg(&tx, f, now_ms).await?;
         tx.commit().await?;
         Ok(())
     }

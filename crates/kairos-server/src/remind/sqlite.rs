@@ -42,7 +42,7 @@ impl Sqlite {
         .map_err(|_| StoreError::Closed)?
     }
 
-    pub(crate) async fn configure(&self, f: Fallback) -> Result<(), StoreError> {
+    pub(crate) async fn configure(&self, f: Fallback, now_ms: i64) -> Result<(), StoreError> {
         self.run(move |c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             tx.execute(
@@ -64,6 +64,7 @@ impl Sqlite {
                 "UPDATE remind_cursor SET planned_until_ms = 0 WHERE account = ?1",
                 [&f.account],
             )?;
+            super::reconfigure::sqlite(&tx, &f, now_ms)?;
             tx.commit()?;
             Ok(())
         })

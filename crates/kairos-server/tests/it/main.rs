@@ -28,6 +28,7 @@ mod remind_group;
 mod remind_mail;
 mod remind_metrics;
 mod remind_ops;
+mod remind_reconfigure;
 mod remind_scan;
 mod remind_send;
 mod remind_shared;
