@@ -6,11 +6,11 @@
 //! `materialise::plan_with` (core instance key + `@` + schedule
 //! fingerprint), never a copy of it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use kairos_core::Limits;
-use kairos_core::workdays::{MON_FRI, WorkTime};
+use kairos_core::workdays::{self, MON_FRI, WorkTime};
 use kairos_engine::materialise::{CalendarLabel, plan_with};
 use kairos_proto::{Body, Hlc, Op, Verdict, lww};
 
@@ -48,6 +48,14 @@ pub struct Instance {
     pub priority: Option<u8>,
 }
 
+/// One or more VEVENT/VTODO texts as an iCalendar object.
+fn wrap(components: &str) -> String {
+    format!(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Kairos//server//EN\r\n{}\r\nEND:VCALENDAR\r\n",
+        components.trim_end()
+    )
+}
+
 /// The `PRIORITY` of the task `uid` in `cal` (its master, else the first
 /// component with that uid).
 fn priority(cal: &kairos_core::model::Calendar, uid: &str) -> Option<u8> {
@@ -82,6 +90,68 @@ impl State {
         }
     }
 
+    /// Whether `calendar` is live (put, not deleted).
+    fn live(&self, calendar: &str) -> bool {
+        matches!(
+            self.entities.get(&format!("calendar/{calendar}")),
+            Some((
+                _,
+                Op {
+                    body: Body::CalendarPut { .. },
+                    ..
+                }
+            ))
+        )
+    }
+
+    /// The all-day dates of every live calendar marked as holidays
+    /// (`calendar.work … holidays`), as far around `[from, to)` as a
+    /// working-day rule can move a trigger: the devices' holidays
+    /// (`kairos_engine::workdays::holiday_dates`), from the calendar's
+    /// synced series. A holiday calendar that does not parse is named in
+    /// `bad` and left out.
+    fn holidays(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        limits: &Limits,
+        bad: &mut Vec<String>,
+    ) -> BTreeSet<NaiveDate> {
+        let mut out = BTreeSet::new();
+        let (from, to) = (from - workdays::max_move(), to + workdays::max_move());
+        for (_, op) in self.entities.values() {
+            let Body::CalendarWork {
+                calendar,
+                holidays: true,
+                ..
+            } = &op.body
+            else {
+                continue;
+            };
+            if !self.live(calendar) {
+                continue;
+            }
+            let mut components = String::new();
+            for (_, op) in self.entities.values() {
+                if let Body::SeriesPut {
+                    calendar: c, ics, ..
+                } = &op.body
+                    && c == calendar
+                {
+                    components.push_str(ics.trim_end());
+                    components.push_str("\r\n");
+                }
+            }
+            let dates = kairos_core::ics::parse_calendar(wrap(&components).as_bytes(), limits)
+                .and_then(|feed| workdays::holidays(&feed, from, to, limits));
+            match dates {
+                Ok(d) => out.extend(d),
+                Err(e) => bad.push(format!("holidays of calendar {calendar}: {e}")),
+            }
+        }
+        out
+    }
+
     /// Every instance of every live series of every live calendar with a
     /// trigger in `[from, to)`. Floating times are read in `zone` (the
     /// account's, UTC if none is set: devices read them in theirs, so the
@@ -98,6 +168,7 @@ impl State {
         let limits = Limits::default();
         let mut out = Vec::new();
         let mut bad = Vec::new();
+        let holidays = self.holidays(from, to, &limits, &mut bad);
         for (_, op) in self.entities.values() {
             let Body::SeriesPut { calendar, uid, ics } = &op.body else {
                 continue;
@@ -120,12 +191,9 @@ impl State {
             };
             let work = WorkTime {
                 week,
-                holidays: std::collections::BTreeSet::new(),
+                holidays: holidays.clone(),
             };
-            let text = format!(
-                "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Kairos//server//EN\r\n{}\r\nEND:VCALENDAR\r\n",
-                ics.trim_end()
-            );
+            let text = wrap(ics);
             let label = CalendarLabel {
                 uid: calendar,
                 name,
@@ -214,5 +282,70 @@ mod tests {
             .collect();
         assert_eq!(keys, ["k"]);
         assert_eq!(ch.entities.len(), 2, "calendar and series, the series once");
+    }
+
+    #[test]
+    fn a_holiday_calendars_days_move_a_working_day_rule_as_on_the_devices() {
+        let cal = |uid: &str| Body::CalendarPut {
+            calendar: uid.into(),
+            name: uid.into(),
+            color: None,
+        };
+        let put = |calendar: &str, uid: &str, ics: String| Body::SeriesPut {
+            calendar: calendar.into(),
+            uid: uid.into(),
+            ics,
+        };
+        // Monday 7 December is a holiday; the alarm goes off at 09:00 that
+        // day, or on the next working day at the same time.
+        let holiday = "BEGIN:VEVENT\r\nUID:h1\r\nSUMMARY:Holiday\r\nDTSTART;VALUE=DATE:20261207\r\nEND:VEVENT";
+        let ev = "BEGIN:VEVENT\r\nUID:e1\r\nSUMMARY:Report\r\nDTSTART:20261207T100000Z\r\n\
+            BEGIN:VALARM\r\nACTION:DISPLAY\r\nTRIGGER:-PT1H\r\nX-KAIROS-WORKDAYS:v=1;shift=next\r\n\
+            DESCRIPTION:x\r\nEND:VALARM\r\nEND:VEVENT";
+        let mut s = State::default();
+        let mut ch = Changes::default();
+        s.apply(
+            &[
+                op(1, 1, cal("c1")),
+                op(2, 2, cal("hol")),
+                op(3, 3, put("c1", "e1", ev.into())),
+                op(4, 4, put("hol", "h1", holiday.into())),
+            ],
+            &mut ch,
+        );
+        let from = "2026-12-06T00:00:00Z".parse().expect("valid");
+        let to = "2026-12-10T00:00:00Z".parse().expect("valid");
+        let due = |s: &State| {
+            let (got, bad) = s.plan(from, to, chrono_tz::UTC);
+            assert!(bad.is_empty(), "{bad:?}");
+            got[0].due.to_rfc3339()
+        };
+        assert_eq!(
+            due(&s),
+            "2026-12-07T09:00:00+00:00",
+            "not marked: a working day"
+        );
+        let work = Body::CalendarWork {
+            calendar: "hol".into(),
+            week: MON_FRI,
+            holidays: true,
+        };
+        s.apply(&[op(5, 5, work)], &mut ch);
+        assert_eq!(due(&s), "2026-12-08T09:00:00+00:00", "the next working day");
+        s.apply(
+            &[op(
+                6,
+                6,
+                Body::CalendarDelete {
+                    calendar: "hol".into(),
+                },
+            )],
+            &mut ch,
+        );
+        assert_eq!(
+            due(&s),
+            "2026-12-07T09:00:00+00:00",
+            "a deleted calendar: none"
+        );
     }
 }
