@@ -34,6 +34,11 @@ pub fn series(uid: &str, start: &str) -> Body {
 
 /// The key a device computes for `body`'s first alarm (the engine's planner).
 pub fn device_key(body: &Body) -> String {
+    on_device(body, chrono_tz::UTC).0
+}
+
+/// The key and trigger a device in `zone` computes for `body`'s first alarm.
+pub fn on_device(body: &Body, zone: chrono_tz::Tz) -> (String, DateTime<Utc>) {
     let Body::SeriesPut { calendar, ics, .. } = body else {
         unreachable!()
     };
@@ -49,11 +54,11 @@ pub fn device_key(body: &Body) -> String {
         &cal,
         at("2000-01-01T00:00:00Z"),
         at("2100-01-01T00:00:00Z"),
-        chrono_tz::UTC,
+        zone,
         &limits,
     )
     .unwrap();
-    planned[0].key.clone()
+    (planned[0].key.clone(), planned[0].trigger)
 }
 
 pub fn database(server: &Server) -> Database {

@@ -6,11 +6,12 @@
 use std::time::Duration;
 
 use kairos_proto::Body;
-use kairos_server::remind::webhook::{Poster, signature};
-use kairos_server::remind::{Channel, Channels, Fallback, Options, Reminders};
+use kairos_server::remind::webhook::signature;
+use kairos_server::remind::{Channel, Fallback, Options, Reminders};
 
 use crate::receiver;
 use crate::remind::{NO_TASK, at, database, device_key, series};
+use crate::remind_ops::{channels, trail};
 use crate::support::{Maker, Server};
 
 fn hook(account: &str, calendar: &str, url: &str, secret: &str, mins: u64) -> Fallback {
@@ -80,13 +81,7 @@ async fn a_new_url_secret_and_delay_reach_the_queued_deliveries_but_not_another_
     rem.configure(hook("alice", "*", &new.url, "s2", 10))
         .await
         .unwrap();
-    let (ch, o) = (
-        Channels {
-            poster: Poster::new().unwrap(),
-            mailer: None,
-        },
-        Options::new("test".into()),
-    );
+    let (ch, o) = (channels(), Options::new("test".into()));
     let d = rem
         .drain(at("2026-12-06T09:54:59Z"), &o, &ch)
         .await
@@ -126,13 +121,7 @@ async fn a_new_url_secret_and_delay_reach_the_queued_deliveries_but_not_another_
         format!("alice/{}/webhook", device_key(&e2))
     );
     assert!(old.try_next().is_none(), "nothing went to the old URL");
-    let trail: Vec<_> = rem
-        .why(&device_key(&e1))
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.2)
-        .collect();
+    let trail = trail(&rem, "alice", "e1").await;
     assert!(
         trail.contains(
             &"webhook fallback changed by the operator: due 2026-12-06T09:55:00+00:00".to_owned()

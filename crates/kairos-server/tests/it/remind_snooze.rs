@@ -5,28 +5,12 @@
 
 use std::time::Duration;
 
-use kairos_server::remind::webhook::Poster;
-use kairos_server::remind::{Channels, Options, Reminders};
+use kairos_server::remind::{Options, Reminders};
 
 use crate::receiver;
 use crate::remind::{NO_TASK, at, database, device_key, series, webhook};
+use crate::remind_ops::{channels, trail};
 use crate::support::{Maker, Server};
-
-fn channels() -> Channels {
-    Channels {
-        poster: Poster::new().unwrap(),
-        mailer: None,
-    }
-}
-
-async fn trail(rem: &Reminders, key: &str) -> Vec<String> {
-    rem.why(key)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.2)
-        .collect()
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_snoozed_reminder_is_sent_n_minutes_after_the_snooze_ends_unless_its_return_is_dismissed()
@@ -108,7 +92,7 @@ async fn a_snoozed_reminder_is_sent_n_minutes_after_the_snooze_ends_unless_its_r
     assert_eq!(body["key"], k3.as_str());
     assert!(hook.try_next().is_none());
 
-    let t1 = trail(&rem, &k1).await;
+    let t1 = trail(&rem, "alice", "e1").await;
     assert_eq!(
         t1[1..3],
         [
@@ -118,7 +102,7 @@ async fn a_snoozed_reminder_is_sent_n_minutes_after_the_snooze_ends_unless_its_r
         "{t1:?}"
     );
     assert_eq!(
-        trail(&rem, &k2).await.last().unwrap(),
+        trail(&rem, "alice", "e2").await.last().unwrap(),
         "acknowledged by a device"
     );
 }

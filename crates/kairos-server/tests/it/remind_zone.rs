@@ -5,11 +5,10 @@
 
 use std::time::Duration;
 
-use chrono_tz::Tz;
 use kairos_proto::Body;
 use kairos_server::remind::Reminders;
 
-use crate::remind::{NO_TASK, at, database};
+use crate::remind::{NO_TASK, at, database, on_device};
 use crate::remind_send::fallback;
 use crate::support::{Maker, Server};
 
@@ -23,31 +22,6 @@ fn floating(uid: &str, start: &str) -> Body {
              BEGIN:VALARM\r\nACTION:DISPLAY\r\nTRIGGER:-PT15M\r\nDESCRIPTION:x\r\nEND:VALARM\r\nEND:VEVENT"
         ),
     }
-}
-
-/// The key and trigger a device in `zone` computes for `body`'s alarm.
-fn on_device(body: &Body, zone: Tz) -> (String, chrono::DateTime<chrono::Utc>) {
-    let Body::SeriesPut { calendar, ics, .. } = body else {
-        unreachable!()
-    };
-    let text = format!("BEGIN:VCALENDAR\r\n{ics}\r\nEND:VCALENDAR\r\n");
-    let limits = kairos_core::Limits::default();
-    let cal = kairos_core::ics::parse_calendar(text.as_bytes(), &limits).unwrap();
-    let label = kairos_engine::materialise::CalendarLabel {
-        uid: calendar,
-        name: "Home",
-    };
-    let from = at("2000-01-01T00:00:00Z");
-    let planned = kairos_engine::materialise::plan(
-        label,
-        &cal,
-        from,
-        at("2100-01-01T00:00:00Z"),
-        zone,
-        &limits,
-    )
-    .unwrap();
-    (planned[0].key.clone(), planned[0].trigger)
 }
 
 #[tokio::test(flavor = "multi_thread")]
