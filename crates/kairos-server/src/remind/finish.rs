@@ -118,27 +118,45 @@ fn record_sqlite(
 
 /// PostgreSQL, a group's successes in one statement over arrays
 /// (`unnest`), when none of them is a duplicate (nearly always: a
-/// duplicate needs a takeover): a plain insert into `remind_sent`, the
-/// update to `delivered`, and the audit lines, written by the statement
-/// itself from the attempt numbers (`$6`). A duplicate among them breaks
-/// `remind_sent`'s primary key and the statement fails as a whole, writing
-/// nothing; the group then goes through [`PG_SENT_DUP`]. Against that
+/// duplicate needs a takeover): a plain insert into `remind_sent` and the
+/// update to `delivered`. Their audit line is not written: the
+/// `remind_sent` row says it (who, when; the attempt is the delivery's
+/// `attempts`), and [`super::Reminders::why`] reads it from there
+/// ([`PG_WHY`]). A duplicate among them breaks `remind_sent`'s primary key
+/// and the statement fails as a whole, writing nothing; the group then
+/// goes through [`PG_SENT_DUP`], audit lines included. Against that
 /// statement alone it spares each row the speculative insertion of
 /// `ON CONFLICT` (a probe of the key before the insert and a confirmation
-/// record after it), the join of the audit lines with the rows inserted,
-/// and the two audit texts per row built and sent by the server.
+/// record after it), an audit row and its index entry, and the two audit
+/// texts per row built and sent by the server.
 const PG_SENT: &str = "WITH t AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $6::int8[]) AS t(a, k, ch, n)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS t(a, k, ch)
      ), s AS (
          INSERT INTO remind_sent (account, key, channel, at_ms, owner)
          SELECT a, k, ch, $4, $5 FROM t
-     ), u AS (
-         UPDATE remind_delivery d SET state = 'delivered', done_ms = $4, reason = NULL,
-                attempts = d.attempts + 1
-         FROM t WHERE d.account = t.a AND d.key = t.k AND d.channel = t.ch AND d.state = 'pending'
      )
-     INSERT INTO remind_audit (account, key, at_ms, event)
-     SELECT a, k, $4, 'delivered by ' || ch || ' (attempt ' || n || ', ' || $5::text || ')' FROM t";
+     UPDATE remind_delivery d SET state = 'delivered', done_ms = $4, reason = NULL,
+            attempts = d.attempts + 1
+     FROM t WHERE d.account = t.a AND d.key = t.k AND d.channel = t.ch AND d.state = 'pending'";
+
+/// PostgreSQL, the audit trail of a key (`$1`): `remind_audit`'s lines,
+/// and the successes [`PG_SENT`] recorded without one, from `remind_sent`
+/// (in the accounts with a line for the key: its primary key's prefix),
+/// written as [`finish_sqlite`] writes them (the finish counted the
+/// attempt in `attempts` unless the row had left `pending` meanwhile, say
+/// acknowledged while its POST was in flight).
+pub(crate) const PG_WHY: &str = "SELECT account, at_ms, event FROM remind_audit WHERE key = $1
+     UNION ALL
+     SELECT s.account, s.at_ms,
+            'delivered by ' || s.channel || ' (attempt '
+            || CASE WHEN d.state = 'delivered' THEN d.attempts ELSE d.attempts + 1 END || ', ' || s.owner || ')'
+     FROM remind_sent s
+     JOIN remind_delivery d ON d.account = s.account AND d.key = s.key AND d.channel = s.channel
+     WHERE s.key = $1 AND s.account IN (SELECT account FROM remind_audit WHERE key = $1)
+       AND NOT EXISTS (SELECT 1 FROM remind_audit a
+                       WHERE a.account = s.account AND a.key = s.key
+                         AND a.event LIKE 'delivered by ' || s.channel || ' (%')
+     ORDER BY at_ms";
 
 /// PostgreSQL, a group's successes that may hold duplicates: the insert
 /// into `remind_sent` skips them (its `RETURNING`: the ones that were not
@@ -229,9 +247,8 @@ async fn record_sent_pg(
         return Ok(true);
     }
     let [a, k, ch] = columns(sent);
-    let n: Vec<i64> = sent.iter().map(|c| i64::from(c.attempts) + 1).collect();
     let st = client.prepare_cached(PG_SENT).await?;
-    match client.execute(&st, &[&a, &k, &ch, &now, &owner, &n]).await {
+    match client.execute(&st, &[&a, &k, &ch, &now, &owner]).await {
         Ok(_) => Ok(true),
         Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => Ok(false),
         Err(e) => Err(e.into()),

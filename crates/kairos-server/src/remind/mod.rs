@@ -269,10 +269,7 @@ impl Reminders {
             Db::Postgres(p) => p
                 .get()
                 .await?
-                .query(
-                    "SELECT account, at_ms, event FROM remind_audit WHERE key = $1 ORDER BY at_ms",
-                    &[&key],
-                )
+                .query(finish::PG_WHY, &[&key])
                 .await?
                 .iter()
                 .map(|r| (r.get(0), r.get(1), r.get(2)))
