@@ -121,3 +121,48 @@ async fn a_delivery_acknowledged_while_its_post_is_in_flight_shows_its_attempt_i
         "{why:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_success_with_an_audit_line_of_its_own_shows_once_in_the_trail() {
+    // On PostgreSQL a group of first successes writes no audit line (the
+    // trail reads them from `remind_sent`); a success recorded with one
+    // (by a server before that, or in a group holding a duplicate or
+    // another outcome) shows once, not twice. PostgreSQL in either run.
+    let mut hook = receiver::start(&[], Duration::ZERO).await;
+    let dir = tempfile::tempdir().unwrap();
+    let url = crate::pg::database().await;
+    let server = Server::start_pg(&dir.path().join("one"), &url, NO_TASK).await;
+    let e = item("c1", "e-a", "20300107T100000Z", None);
+    let (_dev, _m) = account(&server, "alice", vec![e]).await;
+    let rem = Reminders::open(&database(&server)).await.unwrap();
+    rem.configure(webhook("alice", &hook.url, Duration::ZERO))
+        .await
+        .unwrap();
+    rem.replicate(at("2030-01-07T08:00:00Z")).await.unwrap();
+    let mut o = serial(NO_LIMITS, 1);
+    o.owner = "one".into();
+    let d = rem
+        .drain(at("2030-01-07T09:45:00Z"), &o, &channels())
+        .await
+        .unwrap();
+    assert_eq!(d.sent, 1, "{d:?}");
+    hook.next().await;
+    let line = "delivered by webhook (attempt 1, one)";
+    let delivered = |why: Vec<String>| {
+        why.into_iter()
+            .filter(|e| e.starts_with("delivered by"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(delivered(trail(&rem, "alice", "e-a").await), [line]);
+    // The line a server writing one per success would have written.
+    let client = crate::pg::client(&url).await;
+    client
+        .execute(
+            "INSERT INTO remind_audit (account, key, at_ms, event) SELECT account, key, at_ms, $1 FROM remind_sent",
+            &[&line],
+        )
+        .await
+        .unwrap();
+    client.close().await;
+    assert_eq!(delivered(trail(&rem, "alice", "e-a").await), [line]);
+}
