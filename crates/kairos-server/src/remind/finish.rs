@@ -117,11 +117,53 @@ fn record_sqlite(
 }
 
 /// PostgreSQL, a group's successes in one statement over arrays
-/// (`unnest`): the insert into `remind_sent` (its `RETURNING`: the ones
-/// that were not duplicates), the update to `delivered`, and the audit
-/// lines, each chosen by whether its insert went in (`$6` if it did, `$7`
-/// if it was a duplicate).
+/// (`unnest`), when none of them is a duplicate (nearly always: a
+/// duplicate needs a takeover): a plain insert into `remind_sent` and the
+/// update to `delivered`. Their audit line is not written: the
+/// `remind_sent` row says it (who, when; the attempt is the delivery's
+/// `attempts`), and [`super::Reminders::why`] reads it from there
+/// ([`PG_WHY`]). A duplicate among them breaks `remind_sent`'s primary key
+/// and the statement fails as a whole, writing nothing; the group then
+/// goes through [`PG_SENT_DUP`], audit lines included. Against that
+/// statement alone it spares each row the speculative insertion of
+/// `ON CONFLICT` (a probe of the key before the insert and a confirmation
+/// record after it), an audit row and its index entry, and the two audit
+/// texts per row built and sent by the server.
 const PG_SENT: &str = "WITH t AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS t(a, k, ch)
+     ), s AS (
+         INSERT INTO remind_sent (account, key, channel, at_ms, owner)
+         SELECT a, k, ch, $4, $5 FROM t
+     )
+     UPDATE remind_delivery d SET state = 'delivered', done_ms = $4, reason = NULL,
+            attempts = d.attempts + 1
+     FROM t WHERE d.account = t.a AND d.key = t.k AND d.channel = t.ch AND d.state = 'pending'";
+
+/// PostgreSQL, the audit trail of a key (`$1`): `remind_audit`'s lines,
+/// and the successes [`PG_SENT`] recorded without one, from `remind_sent`
+/// (in the accounts with a line for the key: its primary key's prefix),
+/// written as [`finish_sqlite`] writes them (the finish counted the
+/// attempt in `attempts` unless the row had left `pending` meanwhile, say
+/// acknowledged while its POST was in flight).
+pub(crate) const PG_WHY: &str = "SELECT account, at_ms, event FROM remind_audit WHERE key = $1
+     UNION ALL
+     SELECT s.account, s.at_ms,
+            'delivered by ' || s.channel || ' (attempt '
+            || CASE WHEN d.state = 'delivered' THEN d.attempts ELSE d.attempts + 1 END || ', ' || s.owner || ')'
+     FROM remind_sent s
+     JOIN remind_delivery d ON d.account = s.account AND d.key = s.key AND d.channel = s.channel
+     WHERE s.key = $1 AND s.account IN (SELECT account FROM remind_audit WHERE key = $1)
+       AND NOT EXISTS (SELECT 1 FROM remind_audit a
+                       WHERE a.account = s.account AND a.key = s.key
+                         AND a.event LIKE 'delivered by ' || s.channel || ' (%')
+     ORDER BY at_ms";
+
+/// PostgreSQL, a group's successes that may hold duplicates: the insert
+/// into `remind_sent` skips them (its `RETURNING`: the ones that were not
+/// duplicates), the update to `delivered`, and the audit lines, each
+/// chosen by whether its insert went in (`$6` if it did, `$7` if it was a
+/// duplicate).
+const PG_SENT_DUP: &str = "WITH t AS (
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $6::text[], $7::text[])
              AS t(a, k, ch, ok, dup)
      ), s AS (
@@ -138,13 +180,13 @@ const PG_SENT: &str = "WITH t AS (
      )
      SELECT account, key, channel FROM s";
 
-/// PostgreSQL: [`finish_sqlite`], set-based. A group's successes (nearly
-/// every row in a burst) are recorded by one prepared statement
-/// ([`PG_SENT`]); a group of successes only is that statement alone, its
-/// own transaction: one round trip for the group, where one statement per
-/// delivery and outcome took two (parse, execute) each. The other outcomes
-/// (failures, deferrals, cancellations: few) are one statement each, with
-/// the successes in one transaction.
+/// PostgreSQL: [`finish_sqlite`], set-based. A group of successes only
+/// (nearly every group in a burst) is one prepared statement, its own
+/// transaction: [`PG_SENT`], or if a duplicate makes it fail,
+/// [`PG_SENT_DUP`]. A group with other outcomes (failures, deferrals,
+/// cancellations: few) is one transaction: its successes by
+/// [`PG_SENT_DUP`] (a failed statement would abort the transaction), the
+/// rest one statement each.
 pub(crate) async fn finish_pg(
     c: &mut deadpool_postgres::Object,
     group: &[(Claimed, Finish)],
@@ -157,10 +199,13 @@ pub(crate) async fn finish_pg(
         .map(|(c, _)| c)
         .collect();
     let stored = if sent.len() == group.len() {
-        record_sent_pg(&*c, &sent, owner, now).await?
+        if record_sent_pg(&*c, &sent, owner, now).await? {
+            return Ok(vec![false; group.len()]);
+        }
+        record_sent_dup_pg(&*c, &sent, owner, now).await?
     } else {
         let tx = c.transaction().await?;
-        let stored = record_sent_pg(&tx, &sent, owner, now).await?;
+        let stored = record_sent_dup_pg(&tx, &sent, owner, now).await?;
         for (row, f) in group.iter().filter(|(_, f)| *f != Finish::Sent) {
             record_pg(&tx, row, f, owner, now).await?;
             pg_audit(
@@ -184,8 +229,34 @@ pub(crate) async fn finish_pg(
         .collect())
 }
 
-/// [`PG_SENT`] for `sent`: the ones stored (not duplicates).
+fn columns<'a>(sent: &[&'a Claimed]) -> [Vec<&'a str>; 3] {
+    let col =
+        |f: fn(&'a Claimed) -> &'a str| -> Vec<&'a str> { sent.iter().map(|c| f(c)).collect() };
+    [col(|c| &c.account), col(|c| &c.key), col(|c| &c.channel)]
+}
+
+/// [`PG_SENT`] for `sent`: `false` if a duplicate among them made it fail
+/// (nothing written).
 async fn record_sent_pg(
+    client: &impl GenericClient,
+    sent: &[&Claimed],
+    owner: &str,
+    now: i64,
+) -> Result<bool, StoreError> {
+    if sent.is_empty() {
+        return Ok(true);
+    }
+    let [a, k, ch] = columns(sent);
+    let st = client.prepare_cached(PG_SENT).await?;
+    match client.execute(&st, &[&a, &k, &ch, &now, &owner]).await {
+        Ok(_) => Ok(true),
+        Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// [`PG_SENT_DUP`] for `sent`: the ones stored (not duplicates).
+async fn record_sent_dup_pg(
     client: &impl GenericClient,
     sent: &[&Claimed],
     owner: &str,
@@ -194,15 +265,14 @@ async fn record_sent_pg(
     if sent.is_empty() {
         return Ok(HashSet::new());
     }
-    let col = |f: fn(&Claimed) -> &str| -> Vec<&str> { sent.iter().map(|c| f(c)).collect() };
-    let (a, k, ch) = (col(|c| &c.account), col(|c| &c.key), col(|c| &c.channel));
+    let [a, k, ch] = columns(sent);
     let text = |dup: bool| -> Vec<String> {
         sent.iter()
             .map(|c| event(c, &Finish::Sent, owner, dup))
             .collect()
     };
     let (ok, dup) = (text(false), text(true));
-    let st = client.prepare_cached(PG_SENT).await?;
+    let st = client.prepare_cached(PG_SENT_DUP).await?;
     Ok(client
         .query(&st, &[&a, &k, &ch, &now, &owner, &ok, &dup])
         .await?

@@ -27,6 +27,7 @@ mod pg;
 mod rate;
 mod reconfigure;
 mod replica;
+mod round;
 mod run;
 mod send;
 pub mod serve;
@@ -41,13 +42,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use kairos_proto::Op;
 
 use crate::store::{Database, StoreError};
 
 pub use claim::{Claimed, Finish};
 pub use replica::Instance;
 pub use worker::{Channels, Drained, Options};
+
+use round::plan;
+pub(crate) use round::{Due, Loaded, Stored, Write};
 
 /// How far ahead instances are planned.
 pub const WINDOW: Duration = Duration::from_secs(48 * 3600);
@@ -132,33 +135,6 @@ pub struct Round {
     pub deliveries: usize,
     /// Series that did not parse (named).
     pub skipped: Vec<String>,
-}
-
-/// One account's round, as computed before it is stored.
-pub(crate) struct Write {
-    pub account: String,
-    /// The cursor and planned-until read at the start (the guard).
-    pub from_seq: u64,
-    pub from_until_ms: i64,
-    pub to_seq: u64,
-    pub to_until_ms: i64,
-    pub now_ms: i64,
-    pub window: (i64, i64),
-    pub changes: replica::Changes,
-    pub instances: Vec<Instance>,
-    pub fallbacks: Vec<Fallback>,
-}
-
-/// An account to replicate: (id, head, cursor, planned until).
-pub(crate) type Due = (String, u64, u64, i64);
-
-/// What is read for one account's round.
-pub(crate) struct Loaded {
-    pub entities: Vec<String>,
-    pub ops: Vec<(u64, String)>,
-    pub fallbacks: Vec<Fallback>,
-    /// The account's zone (`remind_zone`), if set.
-    pub zone: Option<String>,
 }
 
 /// The queue's rows of one instance, for tests and `why`.
@@ -302,10 +278,7 @@ impl Reminders {
             Db::Postgres(p) => p
                 .get()
                 .await?
-                .query(
-                    "SELECT account, at_ms, event FROM remind_audit WHERE key = $1 ORDER BY at_ms",
-                    &[&key],
-                )
+                .query(finish::PG_WHY, &[&key])
                 .await?
                 .iter()
                 .map(|r| (r.get(0), r.get(1), r.get(2)))
@@ -327,75 +300,6 @@ impl Reminders {
             Db::Postgres(p) => p.instances(account).await,
         }
     }
-}
-
-/// Applies the loaded ops to the stored state and plans the window.
-fn plan(
-    account: String,
-    cursor: u64,
-    until: i64,
-    now: DateTime<Utc>,
-    loaded: Loaded,
-    round: &mut Round,
-) -> Result<Write, StoreError> {
-    let mut state = replica::State::default();
-    let decode = |seq: u64, json: &str| {
-        serde_json::from_str::<Op>(json).map_err(|e| StoreError::Corrupt(seq, e.to_string()))
-    };
-    let mut stored = Vec::with_capacity(loaded.entities.len());
-    for json in &loaded.entities {
-        stored.push(decode(0, json)?);
-    }
-    let mut ignored = replica::Changes::default();
-    state.apply(&stored, &mut ignored);
-    let mut ops = Vec::with_capacity(loaded.ops.len());
-    let mut to_seq = cursor;
-    for (seq, json) in &loaded.ops {
-        ops.push(decode(*seq, json)?);
-        to_seq = to_seq.max(*seq);
-    }
-    let mut changes = replica::Changes::default();
-    state.apply(&ops, &mut changes);
-    let back = chrono::Duration::from_std(LOOKBACK).unwrap_or_default();
-    let ahead = chrono::Duration::from_std(WINDOW).unwrap_or_default();
-    let (from, to) = (now - back, now + ahead);
-    let zone = match loaded.zone.as_deref().map(str::parse::<chrono_tz::Tz>) {
-        None => chrono_tz::UTC,
-        Some(Ok(tz)) => tz,
-        Some(Err(_)) => {
-            let z = loaded.zone.as_deref().unwrap_or_default();
-            round.skipped.push(format!(
-                "zone {z:?} of {account}: not a known zone, floating times read in UTC"
-            ));
-            chrono_tz::UTC
-        }
-    };
-    let (instances, bad) = state.plan(from, to, zone);
-    round.skipped.extend(bad);
-    Ok(Write {
-        account,
-        from_seq: cursor,
-        from_until_ms: until,
-        to_seq,
-        to_until_ms: ms(to),
-        now_ms: ms(now),
-        window: (ms(from), ms(to)),
-        changes,
-        instances,
-        fallbacks: loaded.fallbacks,
-    })
-}
-
-/// What one account's stored round did.
-#[derive(Debug, Default)]
-pub(crate) struct Stored {
-    pub planned: usize,
-    pub withdrawn: usize,
-    pub acked: usize,
-    pub snoozed: usize,
-    pub deliveries: usize,
-    /// The channels of the deliveries an acknowledgement cancelled.
-    pub cancelled_by_ack: Vec<String>,
 }
 
 /// A delivery's place among its second's (`rank` in the queue): the

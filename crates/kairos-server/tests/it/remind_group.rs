@@ -9,7 +9,7 @@ use std::time::Duration;
 use kairos_server::remind::Reminders;
 
 use crate::receiver;
-use crate::remind::{NO_TASK, at, database, webhook};
+use crate::remind::{NO_TASK, at, database, device_key, webhook};
 use crate::remind_ops::{NO_LIMITS, account, channels, item, serial, trail};
 use crate::support::Server;
 
@@ -71,4 +71,98 @@ async fn a_group_with_duplicates_beside_first_successes_stores_one_success_each(
             .count();
         assert_eq!((delivered, dup), (1, usize::from(twice)), "{u}: {why:?}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_delivery_acknowledged_while_its_post_is_in_flight_shows_its_attempt_in_the_trail() {
+    // The POST is answered 3 s after it arrived: the acknowledgement is
+    // replicated meanwhile and cancels the delivery still pending, so the
+    // success is recorded (`remind_sent`) on a row no longer pending (on
+    // PostgreSQL the trail's line comes from there: the attempt is the
+    // row's `attempts`, which the finish did not count).
+    let mut hook = receiver::start(&[], Duration::from_secs(3)).await;
+    let server = Server::start(NO_TASK).await;
+    let e = item("c1", "e-a", "20300107T100000Z", None);
+    let (mut dev, mut m) = account(&server, "alice", vec![e.clone()]).await;
+    let db = database(&server);
+    let rem = Reminders::open(&db).await.unwrap();
+    rem.configure(webhook("alice", &hook.url, Duration::ZERO))
+        .await
+        .unwrap();
+    rem.replicate(at("2030-01-07T08:00:00Z")).await.unwrap();
+    let t0 = at("2030-01-07T09:45:00Z");
+
+    let one = Reminders::open(&db).await.unwrap();
+    let mut o = serial(NO_LIMITS, 1);
+    o.owner = "one".into();
+    let sending = tokio::spawn(async move { one.drain(t0, &o, &channels()).await });
+    hook.next().await;
+    dev.push(&[m.dismiss(&device_key(&e))]).await;
+    let round = rem.replicate(t0).await.unwrap();
+    assert_eq!(round.acked, 1, "{round:?}");
+    assert!(
+        !sending.is_finished(),
+        "the POST was answered before the acknowledgement was replicated: nothing tested"
+    );
+    let d = sending.await.unwrap().unwrap();
+    assert_eq!((d.claimed, d.sent), (1, 1), "{d:?}");
+    let why = trail(&rem, "alice", "e-a").await;
+    assert!(
+        why.iter().any(|e| e == "acknowledged by a device"),
+        "{why:?}"
+    );
+    let delivered: Vec<&String> = why
+        .iter()
+        .filter(|e| e.starts_with("delivered by webhook"))
+        .collect();
+    assert_eq!(
+        delivered,
+        ["delivered by webhook (attempt 1, one)"],
+        "{why:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_success_with_an_audit_line_of_its_own_shows_once_in_the_trail() {
+    // On PostgreSQL a group of first successes writes no audit line (the
+    // trail reads them from `remind_sent`); a success recorded with one
+    // (by a server before that, or in a group holding a duplicate or
+    // another outcome) shows once, not twice. PostgreSQL in either run.
+    let mut hook = receiver::start(&[], Duration::ZERO).await;
+    let dir = tempfile::tempdir().unwrap();
+    let url = crate::pg::database().await;
+    let server = Server::start_pg(&dir.path().join("one"), &url, NO_TASK).await;
+    let e = item("c1", "e-a", "20300107T100000Z", None);
+    let (_dev, _m) = account(&server, "alice", vec![e]).await;
+    let rem = Reminders::open(&database(&server)).await.unwrap();
+    rem.configure(webhook("alice", &hook.url, Duration::ZERO))
+        .await
+        .unwrap();
+    rem.replicate(at("2030-01-07T08:00:00Z")).await.unwrap();
+    let mut o = serial(NO_LIMITS, 1);
+    o.owner = "one".into();
+    let d = rem
+        .drain(at("2030-01-07T09:45:00Z"), &o, &channels())
+        .await
+        .unwrap();
+    assert_eq!(d.sent, 1, "{d:?}");
+    hook.next().await;
+    let line = "delivered by webhook (attempt 1, one)";
+    let delivered = |why: Vec<String>| {
+        why.into_iter()
+            .filter(|e| e.starts_with("delivered by"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(delivered(trail(&rem, "alice", "e-a").await), [line]);
+    // The line a server writing one per success would have written.
+    let client = crate::pg::client(&url).await;
+    client
+        .execute(
+            "INSERT INTO remind_audit (account, key, at_ms, event) SELECT account, key, at_ms, $1 FROM remind_sent",
+            &[&line],
+        )
+        .await
+        .unwrap();
+    client.close().await;
+    assert_eq!(delivered(trail(&rem, "alice", "e-a").await), [line]);
 }
