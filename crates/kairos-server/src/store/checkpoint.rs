@@ -26,7 +26,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -126,16 +126,19 @@ fn run(conn: &Connection, rx: &Receiver<()>, finish: &AtomicBool) {
     // One checkpoint per wake-up, for every commit reported before it.
     while rx.recv().is_ok() {
         // Not sooner than EVERY after the last one (commits reported
-        // meanwhile are covered by it); the writer closing ends the wait.
-        let mut open = true;
-        while open && let Some(left) = EVERY.checked_sub(last.elapsed()) {
-            match rx.recv_timeout(left) {
-                Ok(()) => {}
-                Err(RecvTimeoutError::Timeout) => break,
-                Err(RecvTimeoutError::Disconnected) => open = false,
-            }
+        // meanwhile are covered by it). Asleep, not waiting on the
+        // channel: woken by every commit (thousands a second), the thread
+        // took CPU the writer waited for on 2 cores.
+        if let Some(left) = EVERY.checked_sub(last.elapsed()) {
+            std::thread::sleep(left);
         }
-        while rx.try_recv().is_ok() {}
+        let open = loop {
+            match rx.try_recv() {
+                Ok(()) => {}
+                Err(TryRecvError::Empty) => break true,
+                Err(TryRecvError::Disconnected) => break false,
+            }
+        };
         match passive(conn) {
             Ok(frames) if frames >= START_OVER => finish.store(true, Ordering::Relaxed),
             Ok(_) => {}
