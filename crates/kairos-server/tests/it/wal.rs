@@ -48,7 +48,7 @@ async fn a_small_commit_reaches_the_database_file_without_waiting_for_a_thousand
     assert_eq!(results.len(), 20);
     // A few WAL pages: SQLite's automatic checkpoint (every 1,000 pages)
     // would leave them in the WAL; the checkpoint thread copies them
-    // within its 5 ms pace. Checked on the file alone while the store
+    // within its pace (`EVERY`, 2 ms). Checked on the file alone while the store
     // stays open (closing it would checkpoint anyway).
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut seen = None;
