@@ -274,10 +274,14 @@ fn apply(tx: &rusqlite::Transaction<'_>, job: Job, now: DateTime<Utc>) -> Done {
         tx: &rusqlite::Transaction<'_>,
         f: impl FnOnce(&Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        tx.execute_batch("SAVEPOINT job")?;
+        // Cached: parsed once, not for every job (a push of one op is
+        // three statements besides these two).
+        tx.prepare_cached("SAVEPOINT job")?.execute([])?;
         let r = f(tx);
         match &r {
-            Ok(_) => tx.execute_batch("RELEASE job")?,
+            Ok(_) => {
+                tx.prepare_cached("RELEASE job")?.execute([])?;
+            }
             Err(_) => tx.execute_batch("ROLLBACK TO job; RELEASE job")?,
         }
         r
