@@ -45,6 +45,7 @@ mod hlc;
 pub mod ids;
 mod merge;
 mod op;
+mod push_de;
 pub mod utc;
 mod wire;
 
@@ -54,6 +55,7 @@ pub use merge::{
     AckChange, AckState, Applied, Effective, Replica, Stored, Verdict, lww, survivors,
 };
 pub use op::{Body, Effect, Op};
+pub use push_de::{ClientFrame, PushedOp, decode_client_frame};
 pub use wire::{
     ClientMsg, DeviceInfo, Message, PushResult, SeqOp, ServerMsg, decode_client, decode_server,
     encode,

@@ -279,7 +279,10 @@ pub fn decode_server(text: &str) -> Result<ServerMsg, ProtoError> {
     Ok(msg)
 }
 
-fn validate_ops<'a>(what: &str, ops: impl ExactSizeIterator<Item = &'a Op>) -> Result<(), String> {
+pub(crate) fn validate_ops<'a>(
+    what: &str,
+    ops: impl ExactSizeIterator<Item = &'a Op>,
+) -> Result<(), String> {
     if ops.len() > MAX_OPS_PER_MESSAGE {
         return Err(format!(
             "{what}: {} ops, over {MAX_OPS_PER_MESSAGE}",

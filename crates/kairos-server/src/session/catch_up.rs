@@ -5,7 +5,7 @@
 //! state machines (store calls, PostgreSQL's included) would otherwise
 //! size every idle session's task.
 
-use kairos_proto::{ClientMsg, Close, MAX_OPS_PER_MESSAGE, SeqOp, ServerMsg};
+use kairos_proto::{ClientFrame, ClientMsg, Close, MAX_OPS_PER_MESSAGE, SeqOp, ServerMsg};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 
@@ -26,11 +26,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
             };
             match self.frame(frame)? {
                 None => continue,
-                Some(ClientMsg::Hello {
+                Some(ClientFrame::Other(ClientMsg::Hello {
                     cursor,
                     client,
                     features,
-                }) => {
+                })) => {
                     tracing::debug!(device = %self.auth.device, cursor, client, ?features, "hello");
                     self.features = kairos_proto::FEATURES
                         .iter()

@@ -13,7 +13,8 @@ use std::sync::Arc;
 use futures_util::stream::FuturesOrdered;
 use futures_util::{SinkExt, StreamExt};
 use kairos_proto::{
-    ClientMsg, Close, MAX_FRAME, PushResult, SeqOp, ServerMsg, decode_client, encode,
+    ClientFrame, ClientMsg, Close, MAX_FRAME, PushResult, PushedOp, SeqOp, ServerMsg,
+    decode_client_frame, encode,
 };
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{broadcast, watch};
@@ -134,7 +135,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
     }
 
     /// One frame from the device: `None` for frames that carry no message.
-    fn frame(&mut self, frame: Option<Result<Message, WsError>>) -> Result<Option<ClientMsg>, End> {
+    /// A push's ops come with their JSON text, which the store keeps.
+    fn frame(
+        &mut self,
+        frame: Option<Result<Message, WsError>>,
+    ) -> Result<Option<ClientFrame>, End> {
         self.heard = tokio::time::Instant::now();
         let text = match frame {
             None | Some(Ok(Message::Close(_))) => return Err(End::Gone),
@@ -160,7 +165,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
             }
         };
         take(&self.member.bucket, Bucket::take_message)?;
-        decode_client(&text).map(Some).map_err(|e| {
+        decode_client_frame(&text).map(Some).map_err(|e| {
             self.ctx.metrics.reject(Rejected::BadMessage, 1);
             End::close(e.close(), e.to_string())
         })
@@ -190,7 +195,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
                 frame = self.ws.next(), if self.in_flight() < MAX_IN_FLIGHT => match self.frame(frame) {
                     // Boxed: the rarer messages' store calls would size
                     // the idle session's state for them.
-                    Ok(Some(msg)) => Box::pin(self.on_message(msg)).await,
+                    Ok(Some(ClientFrame::Push(ops))) => self.on_push(ops),
+                    Ok(Some(ClientFrame::Other(msg))) => Box::pin(self.on_message(msg)).await,
                     Ok(None) => Ok(()),
                     Err(end) => Err(end),
                 },
@@ -297,32 +303,41 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
         Ok(())
     }
 
+    /// Queues a push's ops for the store; the answer goes out once they
+    /// are durable (`live`).
+    fn on_push(&mut self, ops: Vec<PushedOp>) -> Result<(), End> {
+        let me = &self.auth.device;
+        let n = ops.len() as u64;
+        take(&self.member.bucket, |b| b.take_ops(ops.len())).inspect_err(|_| {
+            self.ctx.metrics.reject(Rejected::RateLimit, n);
+        })?;
+        if let Some((i, p)) = ops.iter().enumerate().find(|(_, p)| p.op.device != *me) {
+            self.ctx.metrics.reject(Rejected::ForeignDevice, n);
+            return Err(End::close(
+                Close::BadMessage,
+                format!("push: op {i}: an op of another device ({})", p.op.device),
+            ));
+        }
+        let now_ms = u64::try_from(chrono::Utc::now().timestamp_millis()).unwrap_or(0);
+        if let Some(p) = ops.iter().find(|p| p.op.hlc.is_far_ahead(now_ms)) {
+            tracing::warn!(device = %me, hlc = %p.op.hlc, "stamp more than 24 h ahead of the server's clock");
+        }
+        let write = self.ctx.store.push_pushed(&self.auth, ops);
+        self.pending
+            .get_or_insert_with(Box::default)
+            .push_back(Box::pin(self.ctx.metrics.time_write(write)));
+        Ok(())
+    }
+
     async fn on_message(&mut self, msg: ClientMsg) -> Result<(), End> {
         let (account, me) = (self.auth.account.clone(), self.auth.device.clone());
         match msg {
             ClientMsg::Hello { .. } => Err(End::close(Close::BadMessage, "hello was already sent")),
-            ClientMsg::Push { ops } => {
-                let n = ops.len() as u64;
-                take(&self.member.bucket, |b| b.take_ops(ops.len())).inspect_err(|_| {
-                    self.ctx.metrics.reject(Rejected::RateLimit, n);
-                })?;
-                if let Some((i, op)) = ops.iter().enumerate().find(|(_, op)| op.device != me) {
-                    self.ctx.metrics.reject(Rejected::ForeignDevice, n);
-                    return Err(End::close(
-                        Close::BadMessage,
-                        format!("push: op {i}: an op of another device ({})", op.device),
-                    ));
-                }
-                let now_ms = u64::try_from(chrono::Utc::now().timestamp_millis()).unwrap_or(0);
-                if let Some(op) = ops.iter().find(|op| op.hlc.is_far_ahead(now_ms)) {
-                    tracing::warn!(device = %me, hlc = %op.hlc, "stamp more than 24 h ahead of the server's clock");
-                }
-                let write = self.ctx.store.push(&self.auth, ops);
-                self.pending
-                    .get_or_insert_with(Box::default)
-                    .push_back(Box::pin(self.ctx.metrics.time_write(write)));
-                Ok(())
-            }
+            // Pushes come as `ClientFrame::Push` (`on_push`).
+            ClientMsg::Push { .. } => Err(End::close(
+                Close::BadMessage,
+                "push: not decoded as a push frame",
+            )),
             ClientMsg::Pair => {
                 let code = self
                     .ctx

@@ -31,7 +31,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use kairos_proto::{DeviceInfo, Op, PushResult, SeqOp};
+use kairos_proto::{DeviceInfo, Op, PushResult, PushedOp, SeqOp};
 use tokio::sync::oneshot;
 
 pub use admin::{Backup, Deleted, Exported};
@@ -165,10 +165,29 @@ impl Store {
         auth: &Auth,
         ops: Vec<Op>,
     ) -> impl Future<Output = Result<Vec<PushResult>, StoreError>> + Send + 'static {
-        let (reply, rx) = oneshot::channel();
         // Encoded here, on the caller's (parallel) runtime worker: the
         // writer, which is serial, only inserts.
-        let queued = NewOp::all(ops).and_then(|ops| {
+        self.push_new(auth, NewOp::all(ops))
+    }
+
+    /// [`Self::push`] for ops decoded from a device's frame: their JSON is
+    /// the text that came with them ([`kairos_proto::decode_client_frame`]),
+    /// not encoded again.
+    pub fn push_pushed(
+        &self,
+        auth: &Auth,
+        ops: Vec<PushedOp>,
+    ) -> impl Future<Output = Result<Vec<PushResult>, StoreError>> + Send + 'static {
+        self.push_new(auth, Ok(ops.into_iter().map(NewOp::from).collect()))
+    }
+
+    fn push_new(
+        &self,
+        auth: &Auth,
+        ops: Result<Vec<NewOp>, StoreError>,
+    ) -> impl Future<Output = Result<Vec<PushResult>, StoreError>> + Send + 'static {
+        let (reply, rx) = oneshot::channel();
+        let queued = ops.and_then(|ops| {
             self.send(Job::Push {
                 account: auth.account.clone(),
                 device: auth.device.clone(),

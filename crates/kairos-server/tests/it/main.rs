@@ -22,6 +22,7 @@ mod pairing;
 mod pg;
 mod pg_ingest;
 mod pg_schema8;
+mod pushed_text;
 mod receiver;
 mod remind;
 mod remind_group;

@@ -1,0 +1,198 @@
+//! Decoding a device's frame for the server, keeping each pushed op's JSON
+//! text as it came: the server stores that text instead of encoding every
+//! op again (serde's encoder was a quarter of the server's session CPU in
+//! a push-heavy run: docs/benchmarks.md, "Ingest, third pass").
+//!
+//! The text kept is one JSON object that decoded as an [`Op`] with no field
+//! an `Op` does not have at its top level (checked by [`StrictOp`]); an op
+//! with an unknown top-level field decodes all the same (a newer client may
+//! send one) and its JSON is this crate's encoding of the decoded op, so no
+//! stored text carries a field that a later `Op` might read differently.
+//! Whitespace and escapes are kept as sent: readers decode the text.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::error::ProtoError;
+use crate::hlc::Hlc;
+use crate::op::{Body, Op};
+use crate::wire::{ClientMsg, decode_client, validate_ops};
+use crate::{MAX_FRAME, PROTOCOL_VERSION};
+
+/// A pushed op and its JSON text (the device's, or ours: see the module).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushedOp {
+    /// The op, decoded and validated.
+    pub op: Op,
+    /// One JSON object that decodes as `op`.
+    pub json: String,
+}
+
+/// A device's frame: a push with each op's text, or any other message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientFrame {
+    /// `push`: at most [`crate::MAX_OPS_PER_MESSAGE`] ops of one device,
+    /// ids unique, each validated as [`decode_client`] validates them.
+    Push(Vec<PushedOp>),
+    /// Any other message, as [`decode_client`] returns it.
+    Other(ClientMsg),
+}
+
+/// A frame's version, type and ops, each op left as its text: a push in
+/// one pass over the frame.
+#[derive(Deserialize)]
+struct RawFrame<'a> {
+    v: Option<serde_json::Value>,
+    t: Option<serde_json::Value>,
+    #[serde(borrow)]
+    ops: Option<Vec<&'a RawValue>>,
+}
+
+/// An [`Op`] with nothing else at its top level: decodes exactly when the
+/// text has the op's shape and no other top-level field.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StrictOp {
+    id: String,
+    hlc: Hlc,
+    device: String,
+    #[serde(default)]
+    base: Option<Hlc>,
+    body: Body,
+}
+
+impl From<StrictOp> for Op {
+    fn from(s: StrictOp) -> Self {
+        Op {
+            id: s.id,
+            hlc: s.hlc,
+            device: s.device,
+            base: s.base,
+            body: s.body,
+        }
+    }
+}
+
+impl PushedOp {
+    /// The op in `raw`, with `raw` as its text when it has the op's shape
+    /// and nothing more; otherwise (an unknown field) the op encoded again.
+    /// The error is the one decoding it as an [`Op`] gives.
+    fn decode(raw: &RawValue) -> Result<Self, ProtoError> {
+        let text = raw.get();
+        if let Ok(strict) = serde_json::from_str::<StrictOp>(text) {
+            return Ok(Self {
+                op: strict.into(),
+                json: text.to_owned(),
+            });
+        }
+        let op: Op =
+            serde_json::from_str(text).map_err(|e| ProtoError::Malformed(e.to_string()))?;
+        let json = serde_json::to_string(&op).map_err(|e| ProtoError::Malformed(e.to_string()))?;
+        Ok(Self { op, json })
+    }
+}
+
+/// [`decode_client`] for the server: the same checks and the same errors
+/// (a push's op that does not decode is named by serde's message about the
+/// op's own text), with each pushed op's JSON kept. A push of this version
+/// is read in one pass (its ops then each from their own text); any other
+/// frame, or one that does not read so, goes through [`decode_client`].
+///
+/// # Errors
+/// [`ProtoError`], with the close code to use.
+pub fn decode_client_frame(text: &str) -> Result<ClientFrame, ProtoError> {
+    if text.len() <= MAX_FRAME
+        && text.trim_start().starts_with('{')
+        && let Ok(RawFrame {
+            v: Some(v),
+            t: Some(serde_json::Value::String(t)),
+            ops: Some(raws),
+        }) = serde_json::from_str::<RawFrame<'_>>(text)
+        && v.as_u64() == Some(PROTOCOL_VERSION)
+        && t == "push"
+    {
+        let ops = raws
+            .into_iter()
+            .map(PushedOp::decode)
+            .collect::<Result<Vec<_>, _>>()?;
+        validate_ops("push", ops.iter().map(|p| &p.op)).map_err(ProtoError::Invalid)?;
+        return Ok(ClientFrame::Push(ops));
+    }
+    Ok(match decode_client(text)? {
+        // Not read above (none is known): encoded again, as the module says.
+        ClientMsg::Push { ops } => ClientFrame::Push(
+            ops.into_iter()
+                .map(|op| {
+                    let json = serde_json::to_string(&op)
+                        .map_err(|e| ProtoError::Malformed(e.to_string()))?;
+                    Ok(PushedOp { op, json })
+                })
+                .collect::<Result<_, ProtoError>>()?,
+        ),
+        msg => ClientFrame::Other(msg),
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+mod tests {
+    use super::{ClientFrame, decode_client_frame};
+    use crate::{ClientMsg, Op, decode_client};
+
+    fn pushed(frame: &str) -> Vec<super::PushedOp> {
+        match decode_client_frame(frame).unwrap() {
+            ClientFrame::Push(ops) => ops,
+            ClientFrame::Other(m) => panic!("not a push: {m:?}"),
+        }
+    }
+
+    const OP: &str = r#"{"id":"d_aaaa000000000001:5","hlc":"0001764864000123.00000.d_aaaa000000000001","device":"d_aaaa000000000001","body":{"k":"reminder.dismiss","key":"r"}}"#;
+
+    #[test]
+    fn a_pushed_ops_text_is_kept_as_sent_and_decodes_as_the_op() {
+        let spaced = OP.replace(",", " ,\n ");
+        let frame = format!(
+            r#"{{"v":1,"t":"push","ops":[{OP},{}]}}"#,
+            spaced.replace(":5\"", ":6\"")
+        );
+        let ops = pushed(&frame);
+        assert_eq!(ops[0].json, OP);
+        assert_eq!(ops[1].json, spaced.replace(":5\"", ":6\""));
+        let ClientMsg::Push { ops: want } = decode_client(&frame).unwrap() else {
+            panic!("not a push")
+        };
+        for (p, w) in ops.iter().zip(&want) {
+            assert_eq!(&p.op, w);
+            assert_eq!(&serde_json::from_str::<Op>(&p.json).unwrap(), w);
+        }
+    }
+
+    #[test]
+    fn an_op_with_an_unknown_field_is_kept_as_this_crate_encodes_it() {
+        let extra = OP.replace(r#""body":"#, r#""later":[1,2,3],"body":"#);
+        let ops = pushed(&format!(r#"{{"v":1,"t":"push","ops":[{extra}]}}"#));
+        assert_eq!(ops[0].json, serde_json::to_string(&ops[0].op).unwrap());
+        assert!(!ops[0].json.contains("later"), "{}", ops[0].json);
+    }
+
+    #[test]
+    fn a_push_is_refused_as_decode_client_refuses_it() {
+        for frame in [
+            r#"{"v":1,"t":"push","ops":[{"id":"d1:1"}]}"#.to_owned(),
+            r#"{"v":1,"t":"push","ops":{}}"#.to_owned(),
+            r#"{"v":1,"t":"push"}"#.to_owned(),
+            r#"{"v":1,"t":"push","ops":null}"#.to_owned(),
+            r#"[1,"push",[]]"#.to_owned(),
+            r#"{"v":1,"t":"push","t":"push","ops":[]}"#.to_owned(),
+            format!(r#"{{"v":1,"t":"push","ops":[{OP},{OP}]}}"#),
+            format!(r#"{{"v":2,"t":"push","ops":[{OP}]}}"#),
+        ] {
+            let want = decode_client(&frame).unwrap_err();
+            let got = decode_client_frame(&frame).unwrap_err();
+            assert_eq!(got.close_code(), want.close_code(), "{frame}");
+            if !frame.contains("\"id\":\"d1:1\"") {
+                assert_eq!(got.to_string(), want.to_string(), "{frame}");
+            }
+        }
+    }
+}
