@@ -4,18 +4,23 @@
 //! a push-heavy run: docs/benchmarks.md, "Ingest, third pass").
 //!
 //! The text kept is one JSON object that decoded as an [`Op`] with no field
-//! an `Op` does not have at its top level (checked by [`StrictOp`]); an op
-//! with an unknown top-level field decodes all the same (a newer client may
-//! send one) and its JSON is this crate's encoding of the decoded op, so no
-//! stored text carries a field that a later `Op` might read differently.
+//! an `Op` does not have, at its top level (checked by [`StrictOp`]) nor in
+//! its body (checked by [`KnownKeys`]: `Body`'s decoder ignores unknown
+//! fields); an op with an unknown field decodes all the same (a newer
+//! client may send one) and its JSON is this crate's encoding of the
+//! decoded op, so no stored text carries a field that a later `Op` might
+//! read differently.
 //! Whitespace and escapes are kept as sent: readers decode the text.
 
-use serde::Deserialize;
+use std::fmt;
+
+use serde::de::{IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use crate::error::ProtoError;
 use crate::hlc::Hlc;
-use crate::op::{Body, Op};
+use crate::op::Op;
 use crate::wire::{ClientMsg, decode_client, validate_ops};
 use crate::{MAX_FRAME, PROTOCOL_VERSION};
 
@@ -52,24 +57,81 @@ struct RawFrame<'a> {
 /// text has the op's shape and no other top-level field.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct StrictOp {
+struct StrictOp<'a> {
     id: String,
     hlc: Hlc,
     device: String,
     #[serde(default)]
     base: Option<Hlc>,
-    body: Body,
+    #[serde(borrow)]
+    body: &'a RawValue,
 }
 
-impl From<StrictOp> for Op {
-    fn from(s: StrictOp) -> Self {
-        Op {
-            id: s.id,
-            hlc: s.hlc,
-            device: s.device,
-            base: s.base,
-            body: s.body,
+impl StrictOp<'_> {
+    /// The op, when its body has only its kind's fields.
+    fn op(self) -> Option<Op> {
+        let text = self.body.get();
+        let KnownKeys(true) = serde_json::from_str(text).ok()? else {
+            return None;
+        };
+        Some(Op {
+            id: self.id,
+            hlc: self.hlc,
+            device: self.device,
+            base: self.base,
+            body: serde_json::from_str(text).ok()?,
+        })
+    }
+}
+
+/// The fields of a body of kind `k` (`k` itself aside), as `Body` has
+/// them. An unknown kind has none (its op is refused anyway); a field
+/// missing here only costs the op's text being encoded again.
+fn fields(k: &str) -> &'static [&'static str] {
+    match k {
+        "calendar.put" => &["calendar", "name", "color"],
+        "calendar.delete" => &["calendar"],
+        "series.put" => &["calendar", "uid", "ics"],
+        "series.delete" => &["calendar", "uid", "caldav"],
+        "calendar.work" => &["calendar", "week", "holidays"],
+        "calendar.feed" => &["calendar", "url", "every", "removed"],
+        "reminder.dismiss" => &["key"],
+        "reminder.snooze" => &["key", "until"],
+        _ => &[],
+    }
+}
+
+/// Whether a body object has no key but `k` and its kind's [`fields`]
+/// (a key with an escape in it counts as unknown).
+struct KnownKeys(bool);
+
+impl<'de> Deserialize<'de> for KnownKeys {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = KnownKeys;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an op's body")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<KnownKeys, A::Error> {
+                let (mut kind, mut keys) = (None, Vec::with_capacity(4));
+                while let Some(key) = m.next_key::<&'de str>()? {
+                    if key == "k" {
+                        kind = Some(m.next_value::<&'de str>()?);
+                    } else {
+                        m.next_value::<IgnoredAny>()?;
+                        keys.push(key);
+                    }
+                }
+                let known = kind.map(fields).unwrap_or_default();
+                Ok(KnownKeys(
+                    kind.is_some() && keys.iter().all(|k| known.contains(k)),
+                ))
+            }
         }
+        d.deserialize_map(V)
     }
 }
 
@@ -79,9 +141,12 @@ impl PushedOp {
     /// The error is the one decoding it as an [`Op`] gives.
     fn decode(raw: &RawValue) -> Result<Self, ProtoError> {
         let text = raw.get();
-        if let Ok(strict) = serde_json::from_str::<StrictOp>(text) {
+        if let Some(op) = serde_json::from_str::<StrictOp<'_>>(text)
+            .ok()
+            .and_then(StrictOp::op)
+        {
             return Ok(Self {
-                op: strict.into(),
+                op,
                 json: text.to_owned(),
             });
         }
@@ -173,6 +238,52 @@ mod tests {
         let ops = pushed(&format!(r#"{{"v":1,"t":"push","ops":[{extra}]}}"#));
         assert_eq!(ops[0].json, serde_json::to_string(&ops[0].op).unwrap());
         assert!(!ops[0].json.contains("later"), "{}", ops[0].json);
+    }
+
+    #[test]
+    fn an_op_whose_body_has_an_unknown_field_is_kept_as_this_crate_encodes_it() {
+        for (from, to) in [
+            (r#""key":"r"}"#, r#""key":"r","later":{"x":1}}"#),
+            (
+                r#"{"k":"reminder.dismiss","#,
+                r#"{"later":1,"k":"reminder.dismiss","#,
+            ),
+            (r#""key":"r"}"#, r#""k\u0065y2":"r","key":"r"}"#),
+        ] {
+            let odd = OP.replace(from, to);
+            assert_ne!(odd, OP);
+            let ops = pushed(&format!(r#"{{"v":1,"t":"push","ops":[{odd}]}}"#));
+            assert_eq!(ops[0].json, OP, "{odd}");
+        }
+        // Every field this crate writes is one the check knows: an op of
+        // each kind, with every optional field set, keeps its text.
+        let until = chrono::DateTime::from_timestamp(1_900_000_000, 0).unwrap();
+        let bodies = [
+            r#"{"k":"calendar.put","calendar":"c","name":"n","color":"x"}"#.to_owned(),
+            r#"{"k":"calendar.delete","calendar":"c"}"#.to_owned(),
+            r#"{"k":"series.put","calendar":"c","uid":"u","ics":"BEGIN:VEVENT\r\nEND:VEVENT"}"#
+                .to_owned(),
+            r#"{"k":"series.delete","calendar":"c","uid":"u","caldav":true}"#.to_owned(),
+            r#"{"k":"calendar.work","calendar":"c","week":31,"holidays":true}"#.to_owned(),
+            r#"{"k":"calendar.feed","calendar":"c","url":"https://x/","every":3600,"removed":true}"#
+                .to_owned(),
+            format!(
+                r#"{{"k":"reminder.snooze","key":"r","until":"{}"}}"#,
+                crate::utc::format(&until)
+            ),
+        ];
+        for body in bodies {
+            let op = OP.replace(r#"{"k":"reminder.dismiss","key":"r"}"#, &body);
+            let ops = pushed(&format!(r#"{{"v":1,"t":"push","ops":[{op}]}}"#));
+            assert_eq!(ops[0].json, op);
+            let ours: serde_json::Value = serde_json::to_value(&ops[0].op).unwrap();
+            let keys: Vec<_> = ours["body"].as_object().unwrap().keys().cloned().collect();
+            let known = super::fields(ours["body"]["k"].as_str().unwrap());
+            assert!(
+                keys.iter().all(|k| k == "k" || known.contains(&k.as_str())),
+                "{keys:?}"
+            );
+        }
     }
 
     #[test]
