@@ -5,14 +5,13 @@
 
 use std::time::Duration;
 
-use kairos_proto::Body;
 use kairos_server::remind::webhook::signature;
 use kairos_server::remind::{Channel, Fallback, Options, Reminders};
 
 use crate::receiver;
 use crate::remind::{NO_TASK, at, database, device_key, series};
-use crate::remind_ops::{channels, trail};
-use crate::support::{Maker, Server};
+use crate::remind_ops::{account, channels, item, trail};
+use crate::support::Server;
 
 fn hook(account: &str, calendar: &str, url: &str, secret: &str, mins: u64) -> Fallback {
     Fallback {
@@ -34,30 +33,13 @@ async fn a_new_url_secret_and_delay_reach_the_queued_deliveries_but_not_another_
         receiver::start(&[], Duration::ZERO).await,
     );
     let server = Server::start(NO_TASK).await;
-    let (id, token) = server.device("alice", "laptop").await;
-    let mut dev = server.connect(&token).await;
-    dev.hello(0).await;
-    let mut m = Maker::new(&id);
-    let (e1, e2) = (
+    let (e1, e2, e3) = (
         series("e1", "20261206T100000Z"),
         series("e2", "20261206T110000Z"),
+        item("c2", "e3", "20261206T100000Z", None),
     );
-    let Body::SeriesPut { ics, .. } = series("e3", "20261206T100000Z") else {
-        unreachable!()
-    };
-    let e3 = Body::SeriesPut {
-        calendar: "c2".into(),
-        uid: "e3".into(),
-        ics,
-    };
-    dev.push(&[
-        m.calendar("c1", "Work"),
-        m.calendar("c2", "Home"),
-        m.op(e1.clone()),
-        m.op(e2.clone()),
-        m.op(e3.clone()),
-    ])
-    .await;
+    let items = vec![e1.clone(), e2.clone(), e3.clone()];
+    let (mut dev, mut m) = account(&server, "alice", items).await;
     let rem = Reminders::open(&database(&server)).await.unwrap();
     rem.configure(hook("alice", "*", &old.url, "s1", 5))
         .await

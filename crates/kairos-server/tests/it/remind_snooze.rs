@@ -9,18 +9,14 @@ use kairos_server::remind::{Options, Reminders};
 
 use crate::receiver;
 use crate::remind::{NO_TASK, at, database, device_key, series, webhook};
-use crate::remind_ops::{channels, trail};
-use crate::support::{Maker, Server};
+use crate::remind_ops::{account, channels, trail};
+use crate::support::Server;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_snoozed_reminder_is_sent_n_minutes_after_the_snooze_ends_unless_its_return_is_dismissed()
 {
     let mut hook = receiver::start(&[], Duration::ZERO).await;
     let server = Server::start(NO_TASK).await;
-    let (id, token) = server.device("alice", "laptop").await;
-    let mut dev = server.connect(&token).await;
-    dev.hello(0).await;
-    let mut m = Maker::new(&id);
     // e1: alarm 09:45, snoozed, never acknowledged again; e2: alarm 10:45,
     // snoozed, its return dismissed; e3: alarm 11:45, snoozed twice.
     let (e1, e2, e3) = (
@@ -29,13 +25,7 @@ async fn a_snoozed_reminder_is_sent_n_minutes_after_the_snooze_ends_unless_its_r
         series("e3", "20261206T120000Z"),
     );
     let (k1, k2, k3) = (device_key(&e1), device_key(&e2), device_key(&e3));
-    dev.push(&[
-        m.calendar("c1", "Work"),
-        m.op(e1.clone()),
-        m.op(e2.clone()),
-        m.op(e3.clone()),
-    ])
-    .await;
+    let (mut dev, mut m) = account(&server, "alice", vec![e1, e2, e3]).await;
     let rem = Reminders::open(&database(&server)).await.unwrap();
     rem.configure(webhook("alice", &hook.url, Duration::from_secs(300)))
         .await
@@ -110,10 +100,6 @@ async fn a_snoozed_reminder_is_sent_n_minutes_after_the_snooze_ends_unless_its_r
 #[tokio::test(flavor = "multi_thread")]
 async fn a_snooze_that_arrives_before_the_plan_sets_the_due_time_and_a_dismissal_still_wins() {
     let server = Server::start(NO_TASK).await;
-    let (id, token) = server.device("bob", "laptop").await;
-    let mut dev = server.connect(&token).await;
-    dev.hello(0).await;
-    let mut m = Maker::new(&id);
     let (e1, e2) = (
         series("e1", "20261206T100000Z"),
         series("e2", "20261206T110000Z"),
@@ -121,10 +107,8 @@ async fn a_snooze_that_arrives_before_the_plan_sets_the_due_time_and_a_dismissal
     let (k1, k2) = (device_key(&e1), device_key(&e2));
     // Pushed before the account opts in: the round reads them all at once.
     // e2's dismissal comes first and its later snooze changes nothing.
+    let (mut dev, mut m) = account(&server, "bob", vec![e1, e2]).await;
     dev.push(&[
-        m.calendar("c1", "Home"),
-        m.op(e1.clone()),
-        m.op(e2.clone()),
         m.snooze(&k1, at("2026-12-06T10:10:00Z")),
         m.dismiss(&k2),
         m.snooze(&k2, at("2026-12-06T11:10:00Z")),

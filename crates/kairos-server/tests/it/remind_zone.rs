@@ -9,8 +9,9 @@ use kairos_proto::Body;
 use kairos_server::remind::Reminders;
 
 use crate::remind::{NO_TASK, at, database, on_device};
+use crate::remind_ops::account;
 use crate::remind_send::fallback;
-use crate::support::{Maker, Server};
+use crate::support::Server;
 
 /// A floating event (no `Z`, no `TZID`) with a 15-minute alarm.
 fn floating(uid: &str, start: &str) -> Body {
@@ -27,13 +28,8 @@ fn floating(uid: &str, start: &str) -> Body {
 #[tokio::test(flavor = "multi_thread")]
 async fn floating_times_are_read_in_the_accounts_zone_so_keys_and_times_are_the_devices() {
     let server = Server::start(NO_TASK).await;
-    let (id, token) = server.device("alice", "laptop").await;
-    let mut dev = server.connect(&token).await;
-    dev.hello(0).await;
-    let mut m = Maker::new(&id);
     let pill = floating("pill", "20261206T080000");
-    dev.push(&[m.calendar("c1", "Home"), m.op(pill.clone())])
-        .await;
+    let (mut dev, mut m) = account(&server, "alice", vec![pill.clone()]).await;
     let (berlin_key, berlin_due) = on_device(&pill, chrono_tz::Europe::Berlin);
     let (utc_key, _) = on_device(&pill, chrono_tz::UTC);
     assert_eq!(berlin_due, at("2026-12-06T06:45:00Z"), "07:45 in Berlin");
