@@ -10,7 +10,13 @@
 //! client may send one) and its JSON is this crate's encoding of the
 //! decoded op, so no stored text carries a field that a later `Op` might
 //! read differently.
-//! Whitespace and escapes are kept as sent: readers decode the text.
+//!
+//! The text kept is also no longer than this crate's encoding of the op but
+//! for a few bytes: it has no whitespace outside strings, no escape our
+//! encoder would not write (`\u0061` for `a`, `\/`) and no key twice
+//! ([`compact`], [`KnownKeys`]); any other text is encoded again. So a
+//! device cannot make the server store more than the op needs by padding
+//! it (the field order, `"base":null` and the like stay the device's).
 
 use std::fmt;
 
@@ -117,7 +123,9 @@ impl<'de> Deserialize<'de> for KnownKeys {
 
             fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<KnownKeys, A::Error> {
                 let (mut kind, mut keys) = (None, Vec::with_capacity(4));
+                let mut twice = false;
                 while let Some(key) = m.next_key::<&'de str>()? {
+                    twice |= key == "k" && kind.is_some() || keys.contains(&key);
                     if key == "k" {
                         kind = Some(m.next_value::<&'de str>()?);
                     } else {
@@ -127,7 +135,7 @@ impl<'de> Deserialize<'de> for KnownKeys {
                 }
                 let known = kind.map(fields).unwrap_or_default();
                 Ok(KnownKeys(
-                    kind.is_some() && keys.iter().all(|k| known.contains(k)),
+                    !twice && kind.is_some() && keys.iter().all(|k| known.contains(k)),
                 ))
             }
         }
@@ -135,14 +143,45 @@ impl<'de> Deserialize<'de> for KnownKeys {
     }
 }
 
+/// Whether a JSON text has nothing our encoder (serde_json's compact
+/// writer) would not write: no whitespace outside strings, and inside
+/// strings only the short escapes (`\"`, `\\`, `\n`, …). It writes
+/// `\u00XX` for control characters too, but ops refuse those; any other
+/// `\u` escape is a character written longer than it needs.
+fn compact(text: &str) -> bool {
+    // Most ops have neither whitespace nor escapes: one quick pass.
+    if !text
+        .bytes()
+        .any(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\\'))
+    {
+        return true;
+    }
+    let mut bytes = text.bytes();
+    let mut in_string = false;
+    while let Some(b) = bytes.next() {
+        match (in_string, b) {
+            (false, b' ' | b'\t' | b'\n' | b'\r') => return false,
+            (_, b'"') => in_string = !in_string,
+            (true, b'\\') => match bytes.next() {
+                Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => {}
+                _ => return false,
+            },
+            _ => {}
+        }
+    }
+    true
+}
+
 impl PushedOp {
     /// The op in `raw`, with `raw` as its text when it has the op's shape
-    /// and nothing more; otherwise (an unknown field) the op encoded again.
-    /// The error is the one decoding it as an [`Op`] gives.
+    /// and nothing more, written compactly; otherwise (an unknown or
+    /// repeated field, padding) the op encoded again. The error is the one
+    /// decoding it as an [`Op`] gives.
     fn decode(raw: &RawValue) -> Result<Self, ProtoError> {
         let text = raw.get();
-        if let Some(op) = serde_json::from_str::<StrictOp<'_>>(text)
-            .ok()
+        if let Some(op) = Some(text)
+            .filter(|t| compact(t))
+            .and_then(|t| serde_json::from_str::<StrictOp<'_>>(t).ok())
             .and_then(StrictOp::op)
         {
             return Ok(Self {
@@ -215,14 +254,12 @@ mod tests {
 
     #[test]
     fn a_pushed_ops_text_is_kept_as_sent_and_decodes_as_the_op() {
-        let spaced = OP.replace(",", " ,\n ");
-        let frame = format!(
-            r#"{{"v":1,"t":"push","ops":[{OP},{}]}}"#,
-            spaced.replace(":5\"", ":6\"")
-        );
+        // Our encoding, and the same op with its fields in another order.
+        let reordered = r#"{"body":{"key":"r","k":"reminder.dismiss"},"device":"d_aaaa000000000001","hlc":"0001764864000123.00000.d_aaaa000000000001","id":"d_aaaa000000000001:6","base":null}"#;
+        let frame = format!(r#"{{"v":1,"t":"push","ops":[{OP}, {reordered}]}}"#);
         let ops = pushed(&frame);
         assert_eq!(ops[0].json, OP);
-        assert_eq!(ops[1].json, spaced.replace(":5\"", ":6\""));
+        assert_eq!(ops[1].json, reordered);
         let ClientMsg::Push { ops: want } = decode_client(&frame).unwrap() else {
             panic!("not a push")
         };
@@ -230,6 +267,39 @@ mod tests {
             assert_eq!(&p.op, w);
             assert_eq!(&serde_json::from_str::<Op>(&p.json).unwrap(), w);
         }
+    }
+
+    #[test]
+    fn a_padded_op_is_kept_as_this_crate_encodes_it() {
+        // Each decodes as OP's op; none may be stored longer than we write it.
+        for padded in [
+            OP.replace(',', " ,\n "),
+            OP.replace(r#""key":"r""#, r#""key":"\u0072""#),
+            OP.replace(r#""key":"r""#, r#""key":"\/r""#),
+            // A key twice: `Body` reads the last (when "k" is not first).
+            OP.replace(
+                r#"{"k":"reminder.dismiss","key":"r"}"#,
+                r#"{"key":"xxxxxxxx","key":"r","k":"reminder.dismiss"}"#,
+            ),
+            OP.replace(
+                r#"{"k":"reminder.dismiss","#,
+                r#"{"k":"reminder.dismiss","k":"reminder.dismiss","#,
+            ),
+        ] {
+            let ops = pushed(&format!(r#"{{"v":1,"t":"push","ops":[{padded}]}}"#));
+            let ours = serde_json::to_string(&ops[0].op).unwrap();
+            assert_eq!(ops[0].json, ours, "{padded}");
+        }
+        // What our encoder writes itself is kept: the escapes of a quote, a
+        // backslash, CR, LF and tab; spaces and UTF-8 in strings.
+        let ics = r#""ics":"a \"b\" \\ \r\n\t é""#;
+        let text = OP.replace(
+            r#"{"k":"reminder.dismiss","key":"r"}"#,
+            &format!(r#"{{"k":"series.put","calendar":"c","uid":"u",{ics}}}"#),
+        );
+        let ops = pushed(&format!(r#"{{"v":1,"t":"push","ops":[{text}]}}"#));
+        assert_eq!(ops[0].json, text);
+        assert_eq!(ops[0].json, serde_json::to_string(&ops[0].op).unwrap());
     }
 
     #[test]
