@@ -61,11 +61,7 @@ impl Pg {
             ],
         )
         .await?;
-        tx.execute(
-            "UPDATE remind_cursor SET planned_until_ms = 0 WHERE account = $1",
-            &[&f.account],
-        )
-        .await?;
+        tx.execute(super::round::REPLAN, &[&f.account]).await?;
         super::reconfigure::pg(&tx, f, now_ms).await?;
         tx.commit().await?;
         Ok(())
@@ -80,11 +76,7 @@ impl Pg {
             &[&account, &zone],
         )
         .await?;
-        tx.execute(
-            "UPDATE remind_cursor SET planned_until_ms = 0 WHERE account = $1",
-            &[&account],
-        )
-        .await?;
+        tx.execute(super::round::REPLAN, &[&account]).await?;
         tx.commit().await?;
         Ok(())
     }

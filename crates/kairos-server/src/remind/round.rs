@@ -103,3 +103,8 @@ pub(crate) struct Stored {
     /// The channels of the deliveries an acknowledgement cancelled.
     pub cancelled_by_ack: Vec<String>,
 }
+
+/// Has an account planned again from its first instance on its next round
+/// (after its fallbacks or its zone changed); `$1` is the account, on both
+/// stores (SQLite takes `$1` as its first parameter).
+pub(crate) const REPLAN: &str = "UPDATE remind_cursor SET planned_until_ms = 0 WHERE account = $1";

@@ -60,10 +60,7 @@ impl Sqlite {
                     i64::from(f.always)
                 ],
             )?;
-            tx.execute(
-                "UPDATE remind_cursor SET planned_until_ms = 0 WHERE account = ?1",
-                [&f.account],
-            )?;
+            tx.execute(super::round::REPLAN, [&f.account])?;
             super::reconfigure::sqlite(&tx, &f, now_ms)?;
             tx.commit()?;
             Ok(())
@@ -80,10 +77,7 @@ impl Sqlite {
                  ON CONFLICT (account) DO UPDATE SET zone = excluded.zone",
                 params![account, zone],
             )?;
-            tx.execute(
-                "UPDATE remind_cursor SET planned_until_ms = 0 WHERE account = ?1",
-                [&account],
-            )?;
+            tx.execute(super::round::REPLAN, [&account])?;
             tx.commit()?;
             Ok(())
         })
