@@ -27,6 +27,7 @@ enum Kind {
     CalendarFeed,
     ReminderDismiss,
     ReminderSnooze,
+    AccountZone,
 }
 
 const KINDS: &[&str] = &[
@@ -38,6 +39,7 @@ const KINDS: &[&str] = &[
     "calendar.feed",
     "reminder.dismiss",
     "reminder.snooze",
+    "account.zone",
 ];
 
 impl<'de> Deserialize<'de> for Kind {
@@ -58,6 +60,7 @@ impl<'de> Deserialize<'de> for Kind {
                     "calendar.feed" => Kind::CalendarFeed,
                     "reminder.dismiss" => Kind::ReminderDismiss,
                     "reminder.snooze" => Kind::ReminderSnooze,
+                    "account.zone" => Kind::AccountZone,
                     _ => return Err(E::unknown_variant(v, KINDS)),
                 })
             }
@@ -115,6 +118,10 @@ struct ReminderSnooze {
     key: String,
     #[serde(with = "crate::utc")]
     until: DateTime<Utc>,
+}
+#[derive(Deserialize)]
+struct AccountZone {
+    zone: String,
 }
 
 /// The first key: `k`, or another (kept for the buffered path).
@@ -215,6 +222,10 @@ fn body<'de, D: Deserializer<'de>>(kind: Kind, d: D) -> Result<Body, D::Error> {
             let ReminderSnooze { key, until } = get(d)?;
             Body::ReminderSnooze { key, until }
         }
+        Kind::AccountZone => {
+            let AccountZone { zone } = get(d)?;
+            Body::AccountZone { zone }
+        }
     })
 }
 
@@ -277,6 +288,7 @@ mod tests {
             Body::CalendarFeed { .. } => Kind::CalendarFeed,
             Body::ReminderDismiss { .. } => Kind::ReminderDismiss,
             Body::ReminderSnooze { .. } => Kind::ReminderSnooze,
+            Body::AccountZone { .. } => Kind::AccountZone,
         }
     }
 
@@ -316,6 +328,9 @@ mod tests {
             Body::ReminderSnooze {
                 key: "k".into(),
                 until: chrono::DateTime::UNIX_EPOCH,
+            },
+            Body::AccountZone {
+                zone: "Europe/Berlin".into(),
             },
         ];
         assert_eq!(bodies.len(), KINDS.len());

@@ -73,8 +73,13 @@ pub const FEATURE_WORK: &str = "calendar.work";
 /// each device fetches the feed itself), added to v1 after its first
 /// release.
 pub const FEATURE_FEED: &str = "calendar.feed";
+/// The op kind `account.zone` (the zone a device reads floating times
+/// in, for the server's reminders), added to v1 after its first release.
+pub const FEATURE_ZONE: &str = "account.zone";
 /// Every feature this build knows, as it names them in `hello`/`welcome`.
-pub const FEATURES: &[&str] = &[FEATURE_WORK, FEATURE_FEED];
+pub const FEATURES: &[&str] = &[FEATURE_WORK, FEATURE_FEED, FEATURE_ZONE];
+/// A zone name in an `account.zone` op, in bytes.
+pub const MAX_ZONE_BYTES: usize = 64;
 /// A feed URL in a `calendar.feed` op, in bytes.
 pub const MAX_URL_BYTES: usize = 2048;
 /// The shortest refresh interval of a `calendar.feed` op (5 minutes).

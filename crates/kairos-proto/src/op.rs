@@ -120,6 +120,17 @@ pub enum Body {
         #[serde(with = "crate::utc")]
         until: DateTime<Utc>,
     },
+    /// The zone the account's floating times (and all-day dates) are read
+    /// in, an account setting (protocol feature [`crate::FEATURE_ZONE`]): a
+    /// device sends its own when it changes, so that the server plans the
+    /// account's reminders in the devices' zone, under the devices' keys.
+    /// One register (`zone`), last writer wins; devices do not take it
+    /// from each other (each reads floating times in its own zone).
+    #[serde(rename = "account.zone")]
+    AccountZone {
+        /// An IANA zone name (`Europe/Berlin`).
+        zone: String,
+    },
 }
 
 /// What an op does to its entity, for the merge rules and compaction.
@@ -135,7 +146,7 @@ pub enum Effect {
 
 impl Body {
     /// The entity last-writer-wins is decided per: `calendar/UID`,
-    /// `work/UID`, `feed/UID`, `series/CAL/UID` or `reminder/KEY`.
+    /// `work/UID`, `feed/UID`, `series/CAL/UID`, `zone` or `reminder/KEY`.
     #[must_use]
     pub fn entity(&self) -> String {
         match self {
@@ -150,6 +161,7 @@ impl Body {
             Self::ReminderDismiss { key } | Self::ReminderSnooze { key, .. } => {
                 format!("reminder/{key}")
             }
+            Self::AccountZone { .. } => "zone".to_owned(),
         }
     }
 
@@ -165,6 +177,7 @@ impl Body {
             Self::SeriesDelete { .. } => "series.delete",
             Self::ReminderDismiss { .. } => "reminder.dismiss",
             Self::ReminderSnooze { .. } => "reminder.snooze",
+            Self::AccountZone { .. } => crate::FEATURE_ZONE,
         }
     }
 
@@ -175,6 +188,7 @@ impl Body {
         match self {
             Self::CalendarWork { .. } => Some(crate::FEATURE_WORK),
             Self::CalendarFeed { .. } => Some(crate::FEATURE_FEED),
+            Self::AccountZone { .. } => Some(crate::FEATURE_ZONE),
             _ => None,
         }
     }
@@ -263,7 +277,24 @@ impl Body {
             Self::ReminderDismiss { key } | Self::ReminderSnooze { key, .. } => {
                 check_id("key", key)
             }
+            Self::AccountZone { zone } => check_zone(zone),
         }
+    }
+}
+
+/// A zone's name: 1–[`crate::MAX_ZONE_BYTES`] bytes of the characters IANA
+/// names use (letters, digits, `/`, `_`, `+`, `-`). Whether the zone is
+/// known is the reader's to decide (its zone database may be older).
+fn check_zone(zone: &str) -> Result<(), String> {
+    let shaped = !zone.is_empty()
+        && zone.len() <= crate::MAX_ZONE_BYTES
+        && zone
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/_+-".contains(&b));
+    if shaped {
+        Ok(())
+    } else {
+        Err(format!("zone {zone:.80?} is not a zone name"))
     }
 }
 

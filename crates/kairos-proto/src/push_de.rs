@@ -103,6 +103,7 @@ fn fields(k: &str) -> &'static [&'static str] {
         "calendar.feed" => &["calendar", "url", "every", "removed"],
         "reminder.dismiss" => &["key"],
         "reminder.snooze" => &["key", "until"],
+        "account.zone" => &["zone"],
         _ => &[],
     }
 }
@@ -341,6 +342,7 @@ mod tests {
                 r#"{{"k":"reminder.snooze","key":"r","until":"{}"}}"#,
                 crate::utc::format(&until)
             ),
+            r#"{"k":"account.zone","zone":"America/Argentina/Buenos_Aires"}"#.to_owned(),
         ];
         for body in bodies {
             let op = OP.replace(r#"{"k":"reminder.dismiss","key":"r"}"#, &body);

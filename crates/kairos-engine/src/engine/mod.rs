@@ -185,6 +185,8 @@ impl Engine {
         let fallback = self.config.floating;
         let floating = database_zone(&self.store, fallback)?;
         let now = self.clock.now();
+        // The account's server plans its fallbacks in this zone too.
+        crate::sync::zone::report(&mut self.store, floating, now)?;
         let from = materialised_until(&self.store)?.unwrap_or(now);
         let to = now + self.config.horizon;
         // More than half a horizon is ready: nothing to do, and no commit

@@ -283,7 +283,11 @@ impl Ctx<'_, '_> {
                     return self.write(calendar, uid, &[]);
                 }
             }
-            Body::ReminderDismiss { .. } | Body::ReminderSnooze { .. } => {}
+            // Each device reads floating times in its own zone: another's
+            // is the server's to read (its register is kept all the same).
+            Body::AccountZone { .. }
+            | Body::ReminderDismiss { .. }
+            | Body::ReminderSnooze { .. } => {}
         }
         Ok(Vec::new())
     }

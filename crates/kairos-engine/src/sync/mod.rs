@@ -18,6 +18,7 @@ pub mod caldav;
 pub mod caldav_copy;
 pub mod caldav_rekey;
 pub mod feed;
+pub mod zone;
 
 use chrono::{DateTime, Utc};
 use kairos_proto::{AckState, Body, Hlc, HlcClock, Op};
@@ -51,6 +52,8 @@ pub mod keys {
     pub const SNAPSHOT: &str = "sync.snapshot";
     /// "1" while a daemon holds a live session.
     pub const CONNECTED: &str = "sync.connected";
+    /// The zone this device last told the account (`account.zone`).
+    pub const ZONE_SENT: &str = "sync.zone_sent";
 }
 
 /// Who this database is to the server.
@@ -103,6 +106,7 @@ pub(crate) fn register_of(body: &Body) -> Option<(String, bool)> {
         Body::SeriesDelete { calendar, uid, .. } => {
             Some((format!("series/{calendar}/{uid}"), true))
         }
+        Body::AccountZone { .. } => Some(("zone".to_owned(), false)),
         Body::ReminderDismiss { .. } | Body::ReminderSnooze { .. } => None,
     }
 }
@@ -205,6 +209,7 @@ pub fn join(store: &mut Store, id: &Identity, now: DateTime<Utc>) -> Result<usiz
             keys::HLC,
             keys::LAST_ERROR,
             keys::LAST_ERROR_AT,
+            keys::ZONE_SENT,
         ] {
             tx.meta_delete(k)?;
         }

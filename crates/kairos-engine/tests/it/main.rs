@@ -14,6 +14,7 @@ mod shown;
 mod support;
 mod sync;
 mod sync_caldav;
+mod sync_zone;
 mod tasks;
 mod wall_timer;
 mod workdays;

@@ -90,6 +90,21 @@ impl State {
         }
     }
 
+    /// The zone the account's devices last told (`account.zone`), if any.
+    #[must_use]
+    pub fn zone(&self) -> Option<&str> {
+        match self.entities.get("zone") {
+            Some((
+                _,
+                Op {
+                    body: Body::AccountZone { zone },
+                    ..
+                },
+            )) => Some(zone),
+            _ => None,
+        }
+    }
+
     /// Whether `calendar` is live (put, not deleted).
     fn live(&self, calendar: &str) -> bool {
         matches!(
@@ -154,7 +169,7 @@ impl State {
 
     /// Every instance of every live series of every live calendar with a
     /// trigger in `[from, to)`. Floating times are read in `zone` (the
-    /// account's, UTC if none is set: devices read them in theirs, so the
+    /// account's, see `round::plan`: devices read them in theirs, so the
     /// keys of floating events are the devices' only when the zones
     /// agree). A series that does not parse is skipped and named in the
     /// second list.

@@ -31,7 +31,7 @@ pub(crate) struct Loaded {
     pub entities: Vec<String>,
     pub ops: Vec<(u64, String)>,
     pub fallbacks: Vec<Fallback>,
-    /// The account's zone (`remind_zone`), if set.
+    /// The zone the operator set for the account (`remind_zone`), if any.
     pub zone: Option<String>,
 }
 
@@ -65,11 +65,15 @@ pub(super) fn plan(
     let back = chrono::Duration::from_std(LOOKBACK).unwrap_or_default();
     let ahead = chrono::Duration::from_std(WINDOW).unwrap_or_default();
     let (from, to) = (now - back, now + ahead);
-    let zone = match loaded.zone.as_deref().map(str::parse::<chrono_tz::Tz>) {
+    // The zone the devices told (what they plan in), else the operator's
+    // (`kairos-server fallback … --zone`, for devices too old to tell),
+    // else UTC.
+    let named = state.zone().or(loaded.zone.as_deref());
+    let zone = match named.map(str::parse::<chrono_tz::Tz>) {
         None => chrono_tz::UTC,
         Some(Ok(tz)) => tz,
         Some(Err(_)) => {
-            let z = loaded.zone.as_deref().unwrap_or_default();
+            let z = named.unwrap_or_default();
             round.skipped.push(format!(
                 "zone {z:?} of {account}: not a known zone, floating times read in UTC"
             ));

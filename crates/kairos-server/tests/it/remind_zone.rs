@@ -81,3 +81,49 @@ async fn floating_times_are_read_in_the_accounts_zone_so_keys_and_times_are_the_
         .unwrap();
     assert_eq!(round.acked, 1, "{round:?}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_zone_a_device_tells_wins_over_the_operators() {
+    let server = Server::start(NO_TASK).await;
+    let pill = floating("pill", "20261206T080000");
+    let (mut dev, mut m) = account(&server, "alice", vec![pill.clone()]).await;
+    let (york_key, york_due) = on_device(&pill, chrono_tz::America::New_York);
+    let (berlin_key, berlin_due) = on_device(&pill, chrono_tz::Europe::Berlin);
+    let rem = Reminders::open(&database(&server)).await.unwrap();
+    let now = at("2026-12-06T05:00:00Z");
+    fallback(
+        &server,
+        &[
+            "alice",
+            "--webhook",
+            "http://127.0.0.1:9/",
+            "--secret",
+            "s",
+            "--zone",
+            "America/New_York",
+        ],
+    )
+    .await;
+    rem.replicate(now).await.unwrap();
+    let rows = rem.instances("alice").await.unwrap();
+    assert_eq!((&rows[0].key, rows[0].due), (&york_key, york_due));
+
+    // The laptop tells the account it reads floating times in Berlin.
+    dev.push(&[m.op(Body::AccountZone {
+        zone: "Europe/Berlin".into(),
+    })])
+    .await;
+    let round = rem.replicate(now).await.unwrap();
+    assert_eq!((round.withdrawn, round.planned), (1, 1), "{round:?}");
+    let rows = rem.instances("alice").await.unwrap();
+    let pending: Vec<_> = rows.iter().filter(|r| r.state == "pending").collect();
+    assert_eq!(pending.len(), 1, "{rows:?}");
+    assert_eq!((&pending[0].key, pending[0].due), (&berlin_key, berlin_due));
+
+    dev.push(&[m.dismiss(&berlin_key)]).await;
+    let round = rem
+        .replicate(now + chrono::Duration::from_std(Duration::from_secs(60)).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(round.acked, 1, "{round:?}");
+}
