@@ -118,7 +118,7 @@ impl Pg {
             .collect();
         let ops = c
             .query(
-                "SELECT seq, op_json FROM ops WHERE account = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+                "SELECT seq, op_json FROM ops WHERE account_num = (SELECT num FROM accounts WHERE id = $1) AND seq > $2 AND op_json IS NOT NULL ORDER BY seq LIMIT $3",
                 &[&account, &i(after), &super::sqlite::OPS_PER_ROUND],
             )
             .await?

@@ -174,3 +174,45 @@ async fn a_push_of_known_and_new_ids_stores_only_the_new_without_gaps() {
         ]
     );
 }
+
+/// An op compaction removed is gone from catch-up, but its id stays known:
+/// sent again (a device that never saw its `pushed`), it gets its first
+/// seq and is not stored a second time. On PostgreSQL the id lives in the
+/// op's own row (migration 0011), which compaction empties, not deletes.
+#[tokio::test]
+async fn a_compacted_op_sent_again_gets_its_first_seq_and_is_not_stored_again() {
+    let server = Server::start(&["--compact-keep", "2"]).await;
+    let (a_id, token) = server.device("alice", "laptop").await;
+    let mut a = server.connect(&token).await;
+    a.hello(0).await;
+    let mut m = Maker::new(&a_id);
+    let renames: Vec<_> = (0..5)
+        .map(|i| m.calendar("c1", &format!("name {i}")))
+        .collect();
+    let others = [
+        m.calendar("c2", "c2"),
+        m.calendar("c3", "c3"),
+        m.calendar("c4", "c4"),
+    ];
+    // One push each: seqs 1..=8, compaction after every two; the push of
+    // seq 7 is answered after the compaction at seq 6 (same writer).
+    for op in renames.iter().chain(&others) {
+        a.push(std::slice::from_ref(op)).await;
+    }
+    // Seqs 1..=4 were compacted away (renames of c1 made stale by seq 5).
+    let mut b = server.connect(&token).await;
+    let snap = b.hello(0).await;
+    assert!(snap.snapshot);
+    let kept: Vec<u64> = snap.ops.iter().map(|s| s.seq).collect();
+    assert_eq!(kept, [5, 6, 7, 8]);
+
+    assert_eq!(
+        a.push(&[renames[0].clone(), renames[4].clone()]).await,
+        [1, 5]
+    );
+    let mut c = server.connect(&token).await;
+    let again = c.hello(0).await;
+    assert_eq!(again.head, 8, "nothing stored again");
+    let kept: Vec<u64> = again.ops.iter().map(|s| s.seq).collect();
+    assert_eq!(kept, [5, 6, 7, 8]);
+}

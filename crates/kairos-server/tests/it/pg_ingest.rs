@@ -259,7 +259,7 @@ async fn an_account_deleted_while_its_push_commits_leaves_no_ops_behind() {
 
     assert_eq!(seqs(&push.await.unwrap()), [1, 2, 3]);
     assert!(delete.await.unwrap().unwrap().is_some());
-    for table in ["ops", "op_ids", "accounts"] {
+    for table in ["ops", "accounts"] {
         let left: i64 = watch
             .query_one(&format!("SELECT count(*) FROM {table}"), &[])
             .await

@@ -96,7 +96,11 @@ async fn ops_stored_by_schema_7_are_served_and_deduplicated_after_migration_8() 
     assert_eq!(ids, want);
     assert_eq!(served[0].op, old[0]);
     let stored: i64 = client
-        .query_one("SELECT count(*) FROM op_ids WHERE account = 'alice'", &[])
+        .query_one(
+            "SELECT count(*) FROM ops
+             WHERE account_num = (SELECT num FROM accounts WHERE id = 'alice')",
+            &[],
+        )
         .await
         .unwrap()
         .get(0);

@@ -13,8 +13,11 @@ use crate::support::{Maker, Server};
 async fn stored(server: &Server, account: &str) -> Vec<String> {
     const SQL: &str = "SELECT op_json FROM ops WHERE account = $1 ORDER BY seq";
     if let Some(url) = &server.database {
+        // PostgreSQL's `ops` names the account by its number (migration 0011).
+        const PG: &str = "SELECT op_json FROM ops
+                          WHERE account_num = (SELECT num FROM accounts WHERE id = $1) ORDER BY seq";
         let c = crate::pg::client(url).await;
-        let rows = c.query(SQL, &[&account]).await.unwrap();
+        let rows = c.query(PG, &[&account]).await.unwrap();
         let out = rows.iter().map(|r| r.get::<_, String>(0)).collect();
         c.close().await;
         return out;

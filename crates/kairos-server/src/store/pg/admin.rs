@@ -66,7 +66,7 @@ pub(crate) async fn export(
     loop {
         let rows = tx
             .query(
-                "SELECT seq, op_json FROM ops WHERE account = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+                "SELECT seq, op_json FROM ops WHERE account_num = (SELECT num FROM accounts WHERE id = $1) AND seq > $2 AND op_json IS NOT NULL ORDER BY seq LIMIT $3",
                 &[&account, &after, &PAGE],
             )
             .await?;
@@ -105,6 +105,15 @@ pub(crate) async fn delete(url: &str, account: &str) -> Result<Option<Deleted>, 
         .map(|r| r.get(0))
         .collect();
     let mut deleted = Deleted::new();
+    // `ops` names its account by number (migration 0011), so the loop
+    // below does not see it.
+    let n = tx
+        .execute(
+            "DELETE FROM ops WHERE account_num = (SELECT num FROM accounts WHERE id = $1)",
+            &[&account],
+        )
+        .await?;
+    deleted.insert("ops".into(), n);
     // The keys are not deferrable: a table whose rows are still referenced
     // by another's is tried again after the others (each pass deletes at
     // least one table, or the last error is the answer).

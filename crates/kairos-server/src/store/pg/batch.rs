@@ -1,6 +1,6 @@
-//! A group's pushes in five set-based statements, whatever the number of
+//! A group's pushes in four set-based statements, whatever the number of
 //! pushes and accounts: lock the accounts (reading their heads) and look up
-//! the known op ids, pipelined; then `COPY` the new ids and the new ops in
+//! the known op ids, pipelined; then `COPY` the new ops with their ids in
 //! (`copy.rs`) and set the heads. A few round trips where the
 //! job-by-job path (`writer.rs`) takes five per push plus a savepoint's
 //! two. No savepoints: if any statement fails, the caller rolls the whole
@@ -39,25 +39,23 @@ pub(super) struct Placed {
     seqs: Vec<(u64, bool)>,
 }
 
-/// Every new op of the group, as rows for one `COPY` into `op_ids` and
-/// one into `ops` (`copy.rs`).
-struct NewRows {
-    ids: copy::Rows,
-    ops: copy::Rows,
-}
+/// Every new op of the group, as rows for one `COPY` into `ops`
+/// (`copy.rs`): the account's number, the seq, the op's id and its JSON in
+/// one row (PostgreSQL migration 0011).
+struct NewRows(copy::Rows);
 
 impl NewRows {
     fn new() -> Self {
-        Self {
-            ids: copy::Rows::new(3),
-            ops: copy::Rows::new(3),
-        }
+        Self(copy::Rows::new(4))
     }
 
-    fn add(&mut self, p: &Push<'_>, seq: u64, new: &NewOp) {
-        let seq = to_i64(seq);
-        self.ids.row().text(p.account).text(&new.op.id).int8(seq);
-        self.ops.row().text(p.account).int8(seq).text(&new.json);
+    fn add(&mut self, num: i64, seq: u64, new: &NewOp) {
+        self.0
+            .row()
+            .int8(num)
+            .int8(to_i64(seq))
+            .text(&new.op.id)
+            .text(&new.json);
     }
 }
 
@@ -67,7 +65,7 @@ impl NewRows {
 ///
 /// `look_up`: false skips the lookup of the ids stored before this group
 /// (about a seventh of the database's time per op). An id stored before
-/// then makes the `op_ids` COPY fail on its primary key, so nothing is
+/// then makes the `ops` COPY fail on its unique key, so nothing is
 /// stored twice either way; the caller runs the group again with the
 /// lookup (`writer.rs`).
 pub(super) async fn write(
@@ -91,12 +89,13 @@ pub(super) async fn write(
     // it sees every id committed before the locks were had.
     let (lock, find) = tokio::try_join!(
         tx.prepare_cached(
-            "SELECT id, head FROM accounts WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE"
+            "SELECT id, head, num FROM accounts WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE"
         ),
         tx.prepare_cached(
-            "SELECT o.account, o.op_id, o.seq
+            "SELECT t.a, t.i, o.seq
              FROM unnest($1::text[], $2::text[]) AS t(a, i)
-             JOIN op_ids o ON o.account = t.a AND o.op_id = t.i"
+             JOIN accounts a ON a.id = t.a
+             JOIN ops o ON o.account_num = a.num AND o.op_id = t.i"
         ),
     )?;
     let lock_args: [&Arg<'_>; 1] = [&accounts];
@@ -110,6 +109,10 @@ pub(super) async fn write(
         .iter()
         .map(|r| (r.get::<_, &str>(0), to_u64(r.get(1))))
         .collect();
+    let nums: HashMap<&str, i64> = locked
+        .iter()
+        .map(|r| (r.get::<_, &str>(0), r.get(2)))
+        .collect();
     let mut known: HashMap<(&str, &str), u64> = found
         .iter()
         .map(|r| ((r.get::<_, &str>(0), r.get::<_, &str>(1)), to_u64(r.get(2))))
@@ -118,7 +121,7 @@ pub(super) async fn write(
     let mut fresh = 0_usize;
     let mut placed = Vec::with_capacity(pushes.len());
     for p in pushes {
-        let Some(head) = heads.get_mut(p.account) else {
+        let (Some(head), Some(&num)) = (heads.get_mut(p.account), nums.get(p.account)) else {
             return Ok(None);
         };
         let prev = *head;
@@ -130,7 +133,7 @@ pub(super) async fn write(
             }
             *head += 1;
             known.insert((p.account, &new.op.id), *head);
-            rows.add(p, *head, new);
+            rows.add(num, *head, new);
             fresh += 1;
             seqs.push((*head, true));
         }
@@ -155,23 +158,15 @@ pub(super) async fn write(
         )
         .await?;
     let heads_args: [&Arg<'_>; 2] = [&moved, &new_heads];
-    // One after the other, each COPY finished before the next starts.
-    // Pipelined (`try_join!`), a failing `op_ids` COPY (an id stored
-    // before) dropped the `ops` COPY mid-stream, and the connection then
-    // closed under the group's retry: 2 of 8 runs of the PostgreSQL tests
-    // that push a known id, 0 of 16 since. A few more round trips per
-    // group of thousands of ops.
-    let NewRows { ids, ops } = rows;
-    ids.send(
-        tx,
-        "COPY op_ids (account, op_id, seq) FROM STDIN (FORMAT binary)",
-    )
-    .await?;
-    ops.send(
-        tx,
-        "COPY ops (account, seq, op_json) FROM STDIN (FORMAT binary)",
-    )
-    .await?;
+    // The COPY finished before the heads are set: pipelined, a COPY that
+    // failed on a stored id was dropped mid-stream and the connection
+    // closed under the group's retry (`ingest-pg2`).
+    rows.0
+        .send(
+            tx,
+            "COPY ops (account_num, seq, op_id, op_json) FROM STDIN (FORMAT binary)",
+        )
+        .await?;
     tx.execute(&set_heads, &heads_args).await?;
     Ok(Some(placed))
 }

@@ -4,8 +4,10 @@
 //! transaction that hands out its next seqs, so seqs are gap-free per
 //! account and become visible in order, whichever instance or writer
 //! commits them (each instance runs `WRITERS` writers, sharded by account);
-//! `op_ids` deduplicates per account; a pairing code is consumed by an
-//! `UPDATE … WHERE used_ms IS NULL` that only one instance can win.
+//! `ops`' unique key (account_num, op_id) deduplicates per account (an op
+//! emptied by compaction keeps its row and so its id); a pairing code is
+//! consumed by an `UPDATE … WHERE used_ms IS NULL` that only one instance
+//! can win.
 //!
 //! The schema is never changed by a serving instance: `kairos-server
 //! migrate` applies `migrations/postgres/` and a server refuses to start on
@@ -220,7 +222,7 @@ impl Postgres {
         let c = get(&self.pool).await?;
         let stmt = c
             .prepare_cached(
-                "SELECT seq, op_json FROM ops WHERE account = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+                "SELECT seq, op_json FROM ops WHERE account_num = (SELECT num FROM accounts WHERE id = $1) AND seq > $2 AND op_json IS NOT NULL ORDER BY seq LIMIT $3",
             )
             .await?;
         let limit = i64::try_from(max).unwrap_or(i64::MAX);

@@ -15,8 +15,8 @@ use crate::secrets;
 
 /// The account's row is locked already (the writer locks every account of
 /// its group first, in id order, so two instances never deadlock on them).
-/// Three statements whatever the number of ops (the known ids, then both
-/// inserts from arrays): a round trip per op made ingest 8× slower.
+/// Two statements whatever the number of ops (the known ids, then the
+/// insert from arrays): a round trip per op made ingest 8× slower.
 pub(super) async fn push(
     c: &Transaction<'_>,
     account: &str,
@@ -24,16 +24,17 @@ pub(super) async fn push(
     ops: Vec<NewOp>,
 ) -> Result<(Vec<PushResult>, Option<Committed>), StoreError> {
     let get_head = c
-        .prepare_cached("SELECT head FROM accounts WHERE id = $1")
+        .prepare_cached("SELECT head, num FROM accounts WHERE id = $1")
         .await?;
-    let prev = to_u64(c.query_one(&get_head, &[&account]).await?.get(0));
+    let row = c.query_one(&get_head, &[&account]).await?;
+    let (prev, num): (u64, i64) = (to_u64(row.get(0)), row.get(1));
     let find = c
-        .prepare_cached("SELECT op_id, seq FROM op_ids WHERE account = $1 AND op_id = ANY($2)")
+        .prepare_cached("SELECT op_id, seq FROM ops WHERE account_num = $1 AND op_id = ANY($2)")
         .await?;
     let ids: Vec<&str> = ops.iter().map(|o| o.op.id.as_str()).collect();
     // Ids stored before (the protocol refuses an id twice in one push).
     let mut known: HashMap<String, u64> = c
-        .query(&find, &[&account, &ids])
+        .query(&find, &[&num, &ids])
         .await?
         .iter()
         .map(|r| (r.get(0), to_u64(r.get(1))))
@@ -57,7 +58,7 @@ pub(super) async fn push(
         fresh.push(SeqOp { seq: head, op });
     }
     if head != prev {
-        rows.insert(c, account).await?;
+        rows.insert(c, num).await?;
         let set = c
             .prepare_cached("UPDATE accounts SET head = $1 WHERE id = $2")
             .await?;
@@ -90,22 +91,14 @@ impl Rows {
         new.op
     }
 
-    async fn insert(&self, c: &Transaction<'_>, account: &str) -> Result<(), StoreError> {
-        let add_ids = c
+    async fn insert(&self, c: &Transaction<'_>, num: i64) -> Result<(), StoreError> {
+        let add = c
             .prepare_cached(
-                "INSERT INTO op_ids (account, op_id, seq)
-                 SELECT $1, i, s FROM unnest($2::text[], $3::bigint[]) AS t(i, s)",
+                "INSERT INTO ops (account_num, seq, op_id, op_json)
+                 SELECT $1, s, i, j FROM unnest($2::bigint[], $3::text[], $4::text[]) AS t(s, i, j)",
             )
             .await?;
-        c.execute(&add_ids, &[&account, &self.id, &self.seq])
-            .await?;
-        let add_ops = c
-            .prepare_cached(
-                "INSERT INTO ops (account, seq, op_json)
-                 SELECT $1, s, j FROM unnest($2::bigint[], $3::text[]) AS t(s, j)",
-            )
-            .await?;
-        c.execute(&add_ops, &[&account, &self.seq, &self.json])
+        c.execute(&add, &[&num, &self.seq, &self.id, &self.json])
             .await?;
         Ok(())
     }
@@ -251,11 +244,12 @@ pub(super) async fn maybe_compact(
     let tx = c.transaction().await?;
     let r = tx
         .query_one(
-            "SELECT head, floor, compacted_head FROM accounts WHERE id = $1 FOR NO KEY UPDATE",
+            "SELECT head, floor, compacted_head, num FROM accounts WHERE id = $1 FOR NO KEY UPDATE",
             &[&account],
         )
         .await?;
     let (head, floor, compacted) = (to_u64(r.get(0)), to_u64(r.get(1)), to_u64(r.get(2)));
+    let num: i64 = r.get(3);
     if head.saturating_sub(compacted) < keep.max(1) {
         return Ok(());
     }
@@ -265,8 +259,8 @@ pub(super) async fn maybe_compact(
     let mut rows: Vec<(u64, String, Hlc, Effect)> = Vec::new();
     for r in tx
         .query(
-            "SELECT seq, op_json FROM ops WHERE account = $1 ORDER BY seq",
-            &[&account],
+            "SELECT seq, op_json FROM ops WHERE account_num = $1 AND op_json IS NOT NULL ORDER BY seq",
+            &[&num],
         )
         .await?
     {
@@ -291,9 +285,12 @@ pub(super) async fn maybe_compact(
         .map(to_u64)
         .max()
         .map_or(floor, |m| m.max(floor));
+    // The rows stay, emptied: their ids stay known, so a device that sends
+    // one again gets its first seq and it is not stored again (migration
+    // 0011; every reader skips the empty rows).
     tx.execute(
-        "DELETE FROM ops WHERE account = $1 AND seq = ANY($2)",
-        &[&account, &gone],
+        "UPDATE ops SET op_json = NULL WHERE account_num = $1 AND seq = ANY($2)",
+        &[&num, &gone],
     )
     .await?;
     tx.execute(
