@@ -1,7 +1,10 @@
 //! Recording what became of claimed deliveries (`claim.rs`), on both
 //! stores: the finishes ready together are committed in one transaction;
 //! a success is an insert into `remind_sent`, whose primary key admits one
-//! per instance and channel (a second is a duplicate, never stored).
+//! per instance and channel (a second is a duplicate, never stored). On
+//! SQLite the queue row is then marked `delivered`; on PostgreSQL it is
+//! deleted in the same statement (see [`PG_SENT`]): `remind_sent` alone
+//! says the delivery was made.
 
 use std::collections::HashSet;
 
