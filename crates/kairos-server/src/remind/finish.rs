@@ -1,7 +1,10 @@
 //! Recording what became of claimed deliveries (`claim.rs`), on both
 //! stores: the finishes ready together are committed in one transaction;
 //! a success is an insert into `remind_sent`, whose primary key admits one
-//! per instance and channel (a second is a duplicate, never stored).
+//! per instance and channel (a second is a duplicate, never stored). On
+//! SQLite the queue row is then marked `delivered`; on PostgreSQL it is
+//! deleted in the same statement (see [`PG_SENT`]): `remind_sent` alone
+//! says the delivery was made.
 
 use std::collections::HashSet;
 
@@ -118,10 +121,10 @@ fn record_sqlite(
 
 /// PostgreSQL, a group's successes in one statement over arrays
 /// (`unnest`), when none of them is a duplicate (nearly always: a
-/// duplicate needs a takeover): a plain insert into `remind_sent` and the
-/// update to `delivered`. Their audit line is not written: the
-/// `remind_sent` row says it (who, when; the attempt is the delivery's
-/// `attempts`), and [`super::Reminders::why`] reads it from there
+/// duplicate needs a takeover): a plain insert into `remind_sent`, with
+/// the attempt each success was, and the **deletion** of the queue rows.
+/// Their audit line is not written: the `remind_sent` row says it (who,
+/// when, which attempt), and [`super::Reminders::why`] reads it from there
 /// ([`PG_WHY`]). A duplicate among them breaks `remind_sent`'s primary key
 /// and the statement fails as a whole, writing nothing; the group then
 /// goes through [`PG_SENT_DUP`], audit lines included. Against that
@@ -129,29 +132,43 @@ fn record_sqlite(
 /// `ON CONFLICT` (a probe of the key before the insert and a confirmation
 /// record after it), an audit row and its index entry, and the two audit
 /// texts per row built and sent by the server.
+///
+/// The queue row is deleted rather than marked `delivered`: a deletion
+/// writes one small WAL record and no index entry, where the update wrote
+/// a whole new row version and a primary key entry (`state` is in the
+/// partial indexes' predicates, so the update is never HOT). The success
+/// stays known from `remind_sent` alone: the planner does not queue a
+/// delivery again that has a `remind_sent` row (`pg.rs`), the queue depth
+/// and the next due time read pending rows only, and `why` reads the
+/// attempt from `remind_sent.attempt`. A row no longer pending (cancelled
+/// by an acknowledgement while its POST was in flight) is left as it is,
+/// as before.
 const PG_SENT: &str = "WITH t AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS t(a, k, ch)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $6::int8[]) AS t(a, k, ch, n)
      ), s AS (
-         INSERT INTO remind_sent (account, key, channel, at_ms, owner)
-         SELECT a, k, ch, $4, $5 FROM t
+         INSERT INTO remind_sent (account, key, channel, at_ms, owner, attempt)
+         SELECT a, k, ch, $4, $5, n FROM t
      )
-     UPDATE remind_delivery d SET state = 'delivered', done_ms = $4, reason = NULL,
-            attempts = d.attempts + 1
-     FROM t WHERE d.account = t.a AND d.key = t.k AND d.channel = t.ch AND d.state = 'pending'";
+     DELETE FROM remind_delivery d USING t
+     WHERE d.account = t.a AND d.key = t.k AND d.channel = t.ch AND d.state = 'pending'";
 
 /// PostgreSQL, the audit trail of a key (`$1`): `remind_audit`'s lines,
 /// and the successes [`PG_SENT`] recorded without one, from `remind_sent`
 /// (in the accounts with a line for the key: its primary key's prefix),
-/// written as [`finish_sqlite`] writes them (the finish counted the
-/// attempt in `attempts` unless the row had left `pending` meanwhile, say
-/// acknowledged while its POST was in flight).
+/// written as [`finish_sqlite`] writes them. The attempt is
+/// `remind_sent.attempt`; a row recorded before it existed (NULL) takes it
+/// from its queue row, which such a finish kept (it counted the attempt in
+/// `attempts` unless the row had left `pending` meanwhile, say acknowledged
+/// while its POST was in flight).
 pub(crate) const PG_WHY: &str = "SELECT account, at_ms, event FROM remind_audit WHERE key = $1
      UNION ALL
      SELECT s.account, s.at_ms,
             'delivered by ' || s.channel || ' (attempt '
-            || CASE WHEN d.state = 'delivered' THEN d.attempts ELSE d.attempts + 1 END || ', ' || s.owner || ')'
+            || coalesce(s.attempt,
+                        CASE WHEN d.state = 'delivered' THEN d.attempts ELSE d.attempts + 1 END)
+            || ', ' || s.owner || ')'
      FROM remind_sent s
-     JOIN remind_delivery d ON d.account = s.account AND d.key = s.key AND d.channel = s.channel
+     LEFT JOIN remind_delivery d ON d.account = s.account AND d.key = s.key AND d.channel = s.channel
      WHERE s.key = $1 AND s.account IN (SELECT account FROM remind_audit WHERE key = $1)
        AND NOT EXISTS (SELECT 1 FROM remind_audit a
                        WHERE a.account = s.account AND a.key = s.key
@@ -160,19 +177,18 @@ pub(crate) const PG_WHY: &str = "SELECT account, at_ms, event FROM remind_audit 
 
 /// PostgreSQL, a group's successes that may hold duplicates: the insert
 /// into `remind_sent` skips them (its `RETURNING`: the ones that were not
-/// duplicates), the update to `delivered`, and the audit lines, each
+/// duplicates), the queue rows' deletion (as [`PG_SENT`]), and the audit lines, each
 /// chosen by whether its insert went in (`$6` if it did, `$7` if it was a
 /// duplicate).
 const PG_SENT_DUP: &str = "WITH t AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $6::text[], $7::text[])
-             AS t(a, k, ch, ok, dup)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $6::text[], $7::text[], $8::int8[])
+             AS t(a, k, ch, ok, dup, n)
      ), s AS (
-         INSERT INTO remind_sent (account, key, channel, at_ms, owner)
-         SELECT a, k, ch, $4, $5 FROM t ON CONFLICT DO NOTHING RETURNING account, key, channel
+         INSERT INTO remind_sent (account, key, channel, at_ms, owner, attempt)
+         SELECT a, k, ch, $4, $5, n FROM t ON CONFLICT DO NOTHING RETURNING account, key, channel
      ), u AS (
-         UPDATE remind_delivery d SET state = 'delivered', done_ms = $4, reason = NULL,
-                attempts = d.attempts + 1
-         FROM t WHERE d.account = t.a AND d.key = t.k AND d.channel = t.ch AND d.state = 'pending'
+         DELETE FROM remind_delivery d USING t
+         WHERE d.account = t.a AND d.key = t.k AND d.channel = t.ch AND d.state = 'pending'
      ), au AS (
          INSERT INTO remind_audit (account, key, at_ms, event)
          SELECT t.a, t.k, $4, CASE WHEN s.key IS NULL THEN t.dup ELSE t.ok END
@@ -235,6 +251,11 @@ fn columns<'a>(sent: &[&'a Claimed]) -> [Vec<&'a str>; 3] {
     [col(|c| &c.account), col(|c| &c.key), col(|c| &c.channel)]
 }
 
+/// The attempt each success was (1 for the first).
+fn attempts(sent: &[&Claimed]) -> Vec<i64> {
+    sent.iter().map(|c| i64::from(c.attempts) + 1).collect()
+}
+
 /// [`PG_SENT`] for `sent`: `false` if a duplicate among them made it fail
 /// (nothing written).
 async fn record_sent_pg(
@@ -247,8 +268,9 @@ async fn record_sent_pg(
         return Ok(true);
     }
     let [a, k, ch] = columns(sent);
+    let n = attempts(sent);
     let st = client.prepare_cached(PG_SENT).await?;
-    match client.execute(&st, &[&a, &k, &ch, &now, &owner]).await {
+    match client.execute(&st, &[&a, &k, &ch, &now, &owner, &n]).await {
         Ok(_) => Ok(true),
         Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => Ok(false),
         Err(e) => Err(e.into()),
@@ -271,10 +293,10 @@ async fn record_sent_dup_pg(
             .map(|c| event(c, &Finish::Sent, owner, dup))
             .collect()
     };
-    let (ok, dup) = (text(false), text(true));
+    let (ok, dup, n) = (text(false), text(true), attempts(sent));
     let st = client.prepare_cached(PG_SENT_DUP).await?;
     Ok(client
-        .query(&st, &[&a, &k, &ch, &now, &owner, &ok, &dup])
+        .query(&st, &[&a, &k, &ch, &now, &owner, &ok, &dup, &n])
         .await?
         .iter()
         .map(|r| (r.get(0), r.get(1), r.get(2)))

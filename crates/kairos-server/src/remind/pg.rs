@@ -349,10 +349,16 @@ async fn apply(c: &impl GenericClient, w: &Write) -> Result<Option<Stored>, Stor
                 continue;
             }
             let due = super::snooze::due(ms(inst.due), ack.as_ref(), f.after_ms(), f.always);
+            // A delivered row is deleted by its finish (`finish.rs`): its
+            // `remind_sent` row is what says it was sent.
             let n = c
                 .execute(
                     "INSERT INTO remind_delivery (account, key, channel, due_ms, next_ms, state, always, target, secret, rank, calendar)
-                     VALUES ($1, $2, $3, $4, $4, 'pending', $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING",
+                     SELECT $1::text, $2::text, $3::text, $4::int8, $4::int8, 'pending', $5::int8, $6::text,
+                            $7::text, $8::int8, $9::text
+                     WHERE NOT EXISTS (SELECT 1 FROM remind_sent
+                                       WHERE account = $1 AND key = $2 AND channel = $3)
+                     ON CONFLICT DO NOTHING",
                     &[a, &inst.key, &f.channel.name(), &due, &i64::from(f.always), &f.target, &f.secret, &rank(inst.priority), &inst.calendar],
                 )
                 .await?;

@@ -26,6 +26,7 @@ mod pg_schema8;
 mod pushed_text;
 mod receiver;
 mod remind;
+mod remind_deleted;
 mod remind_group;
 mod remind_mail;
 mod remind_metrics;

@@ -20,6 +20,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../../migrations/postgres/0009_remind_snooze.sql"),
     include_str!("../../../migrations/postgres/0010_remind_zone.sql"),
     include_str!("../../../migrations/postgres/0011_ops_keyed_by_number.sql"),
+    include_str!("../../../migrations/postgres/0012_remind_sent_attempt.sql"),
 ];
 
 /// The schema version this server runs on.
