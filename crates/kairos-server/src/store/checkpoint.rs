@@ -18,13 +18,10 @@
 //! again, copying only what the writer committed during its first pass;
 //! the writer's next transaction then finds the WAL fully copied and
 //! starts it over. If the writer is busy, the thread tries again next
-//! period; from [`FORCE`] frames (at a steady load the writer never waits
-//! for jobs) it asks the writer to finish after its next commit. Before,
-//! the writer finished every checkpoint itself after its replies (≈ 230
-//! times in 10 s at 10,000 pushes a second, ≈ 1 ms each on the path of the
-//! jobs waiting: docs/benchmarks.md); now half as often at most, and not
-//! at all when the load leaves it moments to wait (a job that arrives
-//! during the thread's second pass waits for the gate instead).
+//! period. The writer no longer finishes the checkpoint itself after its
+//! replies (it did, ≈ 230 times in 10 s at 10,000 pushes a second, ≈ 1 ms
+//! each on the path of the jobs waiting: docs/benchmarks.md); a job that
+//! arrives during the thread's short second pass waits for the gate.
 //! [`WAL_BOUND`] stays as the bound if the thread falls behind (the writer
 //! then checkpoints itself); `journal_size_limit` cuts the file back to it.
 //!
@@ -32,9 +29,9 @@
 //! WAL frames are synced (`synchronous=FULL`), before the writer replies.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -63,10 +60,6 @@ pub(crate) const WAL_BOUND: u64 = 32 << 20;
 /// SQLite's own automatic checkpoint).
 const START_OVER: i64 = 1000;
 
-/// Frames in the WAL from which the thread, given no moment for its second
-/// pass, asks the writer to finish (≈ 8 MiB).
-const FORCE: i64 = 2 * START_OVER;
-
 /// What the writer and the thread share.
 #[derive(Default)]
 struct Shared {
@@ -77,9 +70,6 @@ struct Shared {
     /// Set by the writer while it waits for jobs (none queued): the moment
     /// for the thread's second pass.
     idle: AtomicBool,
-    /// Set by the thread when the WAL has [`FORCE`] frames and the writer
-    /// gave it no moment: the writer finishes after its next commit.
-    finish: AtomicBool,
 }
 
 /// The writer's side: tells the thread about commits, and keeps the bound.
@@ -136,14 +126,12 @@ impl Checkpointer {
     }
 
     /// After a commit: wakes the thread, and checkpoints on `writer` itself
-    /// when the thread asks (a long WAL, and no moment to finish it) or the
-    /// WAL is past its bound (the thread fell behind).
+    /// if the WAL is past its bound (the thread fell behind).
     pub(crate) fn committed(&self, writer: &Connection) {
         if let Some(tx) = &self.tx {
             let _ = tx.send(());
         }
-        let asked = self.shared.finish.swap(false, Ordering::Relaxed);
-        let over = asked || std::fs::metadata(&self.wal).is_ok_and(|m| m.len() > WAL_BOUND);
+        let over = std::fs::metadata(&self.wal).is_ok_and(|m| m.len() > WAL_BOUND);
         if over && let Err(e) = passive(writer).map(|_| ()) {
             tracing::warn!("WAL checkpoint on the writer failed: {e}");
         }
@@ -167,27 +155,17 @@ fn passive(conn: &Connection) -> rusqlite::Result<i64> {
 }
 
 /// The second pass, if the writer is waiting for jobs and outside a
-/// transaction; else, from [`FORCE`] frames, the writer is asked to
-/// finish after its next commit (at a steady load it never waits for
-/// jobs; the thread waiting for the gate instead starved: the writer takes
-/// it again before the woken thread runs); else nothing (the next period
-/// tries again).
-fn finish(conn: &Connection, shared: &Shared, frames: i64) {
-    let gate = if shared.idle.load(Ordering::Acquire) {
-        shared.gate.try_lock().ok()
-    } else {
-        None
-    };
-    let Some(gate) = gate else {
-        if frames >= FORCE {
-            shared.finish.store(true, Ordering::Relaxed);
-        }
+/// transaction; else nothing (the next period tries again).
+fn finish(conn: &Connection, shared: &Shared) {
+    if !shared.idle.load(Ordering::Acquire) {
+        return;
+    }
+    let Ok(_gate) = shared.gate.try_lock() else {
         return;
     };
     if let Err(e) = passive(conn) {
         tracing::warn!("WAL checkpoint failed: {e}");
     }
-    drop(gate);
 }
 
 fn run(conn: &Connection, rx: &Receiver<()>, shared: &Shared) {
@@ -211,7 +189,7 @@ fn run(conn: &Connection, rx: &Receiver<()>, shared: &Shared) {
             }
         };
         match passive(conn) {
-            Ok(frames) if frames >= START_OVER => finish(conn, shared, frames),
+            Ok(frames) if frames >= START_OVER => finish(conn, shared),
             Ok(_) => {}
             Err(e) => tracing::warn!("WAL checkpoint failed: {e}"),
         }
