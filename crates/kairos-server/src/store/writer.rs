@@ -165,15 +165,7 @@ fn run(
     keep: u64,
     on_commit: &dyn Fn(Committed),
 ) {
-    loop {
-        let first = match rx.try_recv() {
-            Ok(job) => job,
-            Err(mpsc::TryRecvError::Empty) => match ckpt.idle(|| rx.recv()) {
-                Ok(job) => job,
-                Err(_) => break,
-            },
-            Err(mpsc::TryRecvError::Disconnected) => break,
-        };
+    while let Ok(first) = rx.recv() {
         let mut jobs = vec![first];
         while jobs.len() < MAX_GROUP {
             match rx.try_recv() {
@@ -182,9 +174,6 @@ fn run(
             }
         }
         let now = Utc::now();
-        // Nothing is committed while the checkpoint thread finishes a
-        // checkpoint (`checkpoint.rs`), so that the WAL can start over.
-        let gate = ckpt.gate();
         // IMMEDIATE: take the write lock first (waiting on the busy timeout
         // if `kairos-server invite` holds it). A deferred transaction that
         // read before another process wrote fails at once with SQLITE_BUSY.
@@ -200,7 +189,6 @@ fn run(
                 Ok(()),
             ),
         };
-        drop(gate);
         let mut touched = BTreeSet::new();
         for d in done {
             deliver(d, commit.as_ref().err(), on_commit, &mut touched);

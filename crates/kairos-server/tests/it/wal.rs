@@ -67,14 +67,13 @@ async fn a_small_commit_reaches_the_database_file_without_waiting_for_a_thousand
     store.close().await;
 }
 
-/// The checkpoint thread finishes its checkpoint under the writer's gate
-/// (`START_OVER` in `store/checkpoint.rs`): commits streaming in back to
-/// back leave a checkpoint beside the writer no moment when the whole WAL
-/// is copied as the writer starts its next transaction (when SQLite starts
-/// the WAL over), so without that second pass the WAL grows to its 32 MiB
-/// bound (33.5 MB here with it off; with it, the WAL starts over after
-/// ≈ 4 MiB). The WAL file never shrinks below that bound, so its size at
-/// the end is the most it ever held.
+/// The writer finishes the checkpoint thread's work (`START_OVER` in
+/// `store/checkpoint.rs`): commits streaming in back to back leave the
+/// thread no moment when the whole WAL is copied as the writer starts its
+/// next transaction (when SQLite starts the WAL over), so without that
+/// step the WAL grows to its 32 MiB bound (22–32 MiB here; with it, 5–6
+/// MiB: the writer finishes after ≈ 4 MiB). The WAL file never shrinks
+/// below that bound, so its size at the end is the most it ever held.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_wal_starts_over_while_pushes_stream_in() {
     const ACCOUNTS: usize = 16;
