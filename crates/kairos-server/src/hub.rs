@@ -38,6 +38,11 @@ pub struct Event {
 
 struct Account {
     tx: broadcast::Sender<Arc<Event>>,
+    /// The highest head this instance published ops up to: a hint that
+    /// the log reached a head no higher (this instance's own `NOTIFY` on
+    /// PostgreSQL, one per commit) tells the sessions nothing, and is not
+    /// sent to them (two wake-ups a push at 10,000 pushes a second).
+    head: u64,
     /// The devices with an open session (one map, not one per field: an
     /// idle account's memory, docs/benchmarks.md).
     devices: HashMap<String, Device>,
@@ -86,6 +91,7 @@ impl Hub {
             .entry(account.to_owned())
             .or_insert_with(|| Account {
                 tx: broadcast::channel(CAPACITY).0,
+                head: 0,
                 devices: HashMap::new(),
             });
         let rate = self.ops_per_sec;
@@ -114,7 +120,12 @@ impl Hub {
             | Committed::Head { account, .. }
             | Committed::Revoked { account, .. } => account,
         };
-        if let Some(a) = self.lock().get(account) {
+        if let Some(a) = self.lock().get_mut(account) {
+            match &event {
+                Committed::Ops { head, .. } => a.head = a.head.max(*head),
+                Committed::Head { head, .. } if *head <= a.head => return,
+                _ => {}
+            }
             // No receiver left is fine: nobody is connected.
             let _ = a.tx.send(Arc::new(Event {
                 committed: event,
@@ -157,5 +168,43 @@ impl Drop for Member {
         if a.devices.is_empty() {
             accounts.remove(&self.account);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(account: &str, head: u64) -> Committed {
+        Committed::Head {
+            account: account.into(),
+            head,
+        }
+    }
+
+    /// This instance's own hint (its `NOTIFY` after each commit on
+    /// PostgreSQL) reaches its hub after the ops it announces: the
+    /// sessions are not woken for it; another instance's ops are.
+    #[test]
+    fn a_hint_for_ops_already_published_is_not_sent_to_the_sessions() {
+        let hub = Arc::new(Hub::new(100));
+        let mut m = hub.join("acct", "dev");
+        hub.publish(Committed::Ops {
+            account: "acct".into(),
+            from: "other".into(),
+            ops: Vec::new(),
+            prev: 4,
+            head: 5,
+        });
+        hub.publish(head("acct", 5));
+        hub.publish(head("acct", 4));
+        hub.publish(head("acct", 6));
+        let heads: Vec<u64> = std::iter::from_fn(|| m.rx.try_recv().ok())
+            .map(|e| match e.committed {
+                Committed::Ops { head, .. } | Committed::Head { head, .. } => head,
+                Committed::Revoked { .. } => 0,
+            })
+            .collect();
+        assert_eq!(heads, [5, 6]);
     }
 }

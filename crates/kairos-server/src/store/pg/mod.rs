@@ -12,13 +12,16 @@
 //! The schema is never changed by a serving instance: `kairos-server
 //! migrate` applies `migrations/postgres/` and a server refuses to start on
 //! an older or newer schema (`schema.rs`). After each commit the writer
-//! sends a `NOTIFY` hint (never inside the writing transaction: there it
-//! serialises commits on a global lock); `listen.rs` turns the other
-//! instances' hints into events.
+//! hands its hints to a task that sends them as `NOTIFY`s, many groups'
+//! in one statement (`hints.rs`; never inside the writing transaction:
+//! there it serialises commits on a global lock); `listen.rs` turns the
+//! other instances' hints into events.
 
 mod admin;
 mod batch;
+mod compaction;
 mod copy;
+mod hints;
 mod listen;
 mod schema;
 mod tx;
@@ -100,16 +103,18 @@ impl Postgres {
         let mut jobs = Vec::with_capacity(WRITERS);
         let mut running = Vec::with_capacity(WRITERS);
         let retries = Arc::new(writer::Retries::default());
+        let hints = hints.then(|| hints::start(pool.clone()));
         for _ in 0..WRITERS {
             let (tx, rx) = mpsc::unbounded_channel();
             jobs.push(tx);
             let w = writer::Writer {
                 pool: pool.clone(),
                 keep,
-                hints,
+                hints: hints.clone(),
                 on_commit: Arc::clone(&on_commit),
                 look_up: std::sync::atomic::AtomicU32::new(0),
                 retries: Arc::clone(&retries),
+                compaction: compaction::Compaction::default(),
             };
             running.push(tokio::spawn(w.run(rx)));
         }

@@ -215,25 +215,6 @@ pub(super) async fn revoke(
     Ok((found, event))
 }
 
-/// Of the accounts a group wrote to, those with `keep` ops or more since
-/// their last compaction: one statement for them all, without a lock (a
-/// group can touch thousands of accounts, each three round trips in
-/// `maybe_compact`, which checks again under the row's lock).
-pub(super) async fn due_for_compaction(
-    c: &deadpool_postgres::Object,
-    accounts: &std::collections::BTreeSet<String>,
-    keep: u64,
-) -> Result<Vec<String>, StoreError> {
-    let ids: Vec<&str> = accounts.iter().map(String::as_str).collect();
-    let rows = c
-        .query(
-            "SELECT id FROM accounts WHERE id = ANY($1) AND head - compacted_head >= $2",
-            &[&ids, &to_i64(keep.max(1))],
-        )
-        .await?;
-    Ok(rows.iter().map(|r| r.get(0)).collect())
-}
-
 /// Compacts `account` once `keep` ops arrived since the last compaction
 /// (its own transaction, after the group's commit).
 pub(super) async fn maybe_compact(

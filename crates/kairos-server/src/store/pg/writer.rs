@@ -2,8 +2,8 @@
 //! accounts) doing what the SQLite writer thread does — every job waiting
 //! joins one transaction, the pushes together (`batch.rs`) and the other
 //! jobs each in a savepoint, replies and events only after the commit, in
-//! commit order — and then, outside any transaction, the hints for the
-//! other instances and the touches.
+//! commit order — and then, outside any transaction, the touches; the
+//! hints for the other instances go to a task of their own (`hints.rs`).
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -16,7 +16,8 @@ use tokio::sync::mpsc;
 
 use super::super::StoreError;
 use super::super::writer::{Committed, Done, Job, deliver, fail};
-use super::{CHANNEL, batch, get, tx};
+use super::compaction::Compaction;
+use super::{batch, get, tx};
 
 /// The most jobs in one transaction.
 const MAX_GROUP: usize = 4096;
@@ -29,14 +30,18 @@ const LOOK_UP_AFTER_A_MISS: u32 = 16;
 pub(super) struct Writer {
     pub(super) pool: Pool,
     pub(super) keep: u64,
-    /// Send hints to the other instances (off only to test the repair).
-    pub(super) hints: bool,
+    /// Where the hints for the other instances go (`hints.rs`); none only
+    /// to test the repair.
+    pub(super) hints: Option<tokio::sync::mpsc::UnboundedSender<Vec<String>>>,
     pub(super) on_commit: std::sync::Arc<dyn Fn(Committed) + Send + Sync>,
     /// Groups left that look their ids up before inserting them
     /// (`batch::write`); none while pushes bring only new ids.
     pub(super) look_up: AtomicU32,
     /// Groups that went in again, counted for every writer of the instance.
     pub(super) retries: Arc<Retries>,
+    /// Each account's compacted head as last read, so that a group's
+    /// compaction check needs no round trip.
+    pub(super) compaction: Compaction,
 }
 
 /// Groups of pushes that went in again, since the store opened.
@@ -100,32 +105,22 @@ impl Writer {
                 }
             }
         };
-        let (touched, hints) = {
+        let (heads, hints) = {
             let hints = RefCell::new(Vec::new());
+            let heads = RefCell::new(Vec::new());
             let hook = |event: Committed| {
                 hints.borrow_mut().push(hint(&event));
+                if let Committed::Ops { account, head, .. } = &event {
+                    heads.borrow_mut().push((account.clone(), *head));
+                }
                 (self.on_commit)(event);
             };
             let mut touched = BTreeSet::new();
             for d in done {
                 deliver(d, commit.as_ref().err(), &hook, &mut touched);
             }
-            (touched, hints.into_inner())
+            (heads.into_inner(), hints.into_inner())
         };
-        // After the commit, never inside it: a NOTIFY in the writing
-        // transaction serialises every commit on a global lock. A lost
-        // hint is repaired by the other instances' periodic head check.
-        if self.hints && !hints.is_empty() {
-            let sent = c
-                .execute(
-                    &format!("SELECT pg_notify('{CHANNEL}', h) FROM unnest($1::text[]) AS h"),
-                    &[&hints],
-                )
-                .await;
-            if let Err(e) = sent {
-                tracing::warn!("hint not sent (the others repair it within a second): {e}");
-            }
-        }
         let devices: Vec<String> = touches
             .into_iter()
             .filter_map(|j| match j {
@@ -133,29 +128,44 @@ impl Writer {
                 _ => None,
             })
             .collect();
-        if !devices.is_empty()
-            && let Err(e) = c
-                .execute(
-                    "UPDATE devices SET last_seen_ms = $1 WHERE id = ANY($2)",
-                    &[&now.timestamp_millis(), &devices],
-                )
-                .await
-        {
-            tracing::warn!("last seen not recorded: {e}");
-        }
-        if commit.is_ok() && !touched.is_empty() {
-            let due = tx::due_for_compaction(&c, &touched, self.keep)
-                .await
-                .unwrap_or_else(|e| {
-                    tracing::warn!("compaction check failed: {e}");
-                    Vec::new()
-                });
-            for account in due {
-                if let Err(e) = tx::maybe_compact(&mut c, &account, self.keep).await {
-                    tracing::warn!(%account, "compaction failed: {e}");
-                }
+        self.notify(hints);
+        // The touches and the compaction check pipelined on the connection
+        // (the check mostly without a statement: `compaction.rs`).
+        let (_, due) = tokio::join!(
+            touch(&c, &devices, now),
+            self.compaction.due(&c, &heads, self.keep),
+        );
+        for account in due {
+            if let Err(e) = tx::maybe_compact(&mut c, &account, self.keep).await {
+                tracing::warn!(%account, "compaction failed: {e}");
             }
+            self.compaction.forget(&account);
         }
+    }
+
+    /// Hands the group's hints to the task that sends them (`hints.rs`).
+    fn notify(&self, hints: Vec<String>) {
+        if let Some(tx) = &self.hints
+            && !hints.is_empty()
+        {
+            let _ = tx.send(hints);
+        }
+    }
+}
+
+/// Records when `devices` were last seen (outside the group's transaction).
+async fn touch(c: &Object, devices: &[String], now: DateTime<Utc>) {
+    if devices.is_empty() {
+        return;
+    }
+    if let Err(e) = c
+        .execute(
+            "UPDATE devices SET last_seen_ms = $1 WHERE id = ANY($2)",
+            &[&now.timestamp_millis(), &devices],
+        )
+        .await
+    {
+        tracing::warn!("last seen not recorded: {e}");
     }
 }
 
