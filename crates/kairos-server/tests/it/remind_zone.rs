@@ -1,17 +1,19 @@
-//! The account's zone (`kairos-server fallback … --zone`): an event with no
-//! zone ("the pill at 08:00") goes off at 08:00 where the person is, and
-//! its key is the one their devices compute there, so a dismissal on a
-//! device cancels the server's fallback.
+//! The account's zone (the `account.zone` its devices send, else
+//! `kairos-server fallback … --zone`): an event with no zone ("the pill at
+//! 08:00") goes off at 08:00 where the person is, and its key is the one
+//! their devices compute there, so a dismissal on a device cancels the
+//! server's fallback.
 
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use kairos_proto::Body;
 use kairos_server::remind::Reminders;
 
 use crate::remind::{NO_TASK, at, database, on_device};
 use crate::remind_ops::account;
 use crate::remind_send::fallback;
-use crate::support::Server;
+use crate::support::{Client, Maker, Server};
 
 /// A floating event (no `Z`, no `TZID`) with a 15-minute alarm.
 fn floating(uid: &str, start: &str) -> Body {
@@ -23,6 +25,33 @@ fn floating(uid: &str, start: &str) -> Body {
              BEGIN:VALARM\r\nACTION:DISPLAY\r\nTRIGGER:-PT15M\r\nDESCRIPTION:x\r\nEND:VALARM\r\nEND:VEVENT"
         ),
     }
+}
+
+/// After alice's zone changed, at `now`: the instance planned in the old
+/// zone withdrawn, the one the devices compute in the new zone (`key` at
+/// `due`) pending, and the device's dismissal of that key cancels the
+/// server's fallback.
+async fn moved_then_dismissed(
+    rem: &Reminders,
+    now: DateTime<Utc>,
+    dev: &mut Client,
+    m: &mut Maker,
+    key: &str,
+    due: DateTime<Utc>,
+) {
+    let round = rem.replicate(now).await.unwrap();
+    assert_eq!((round.withdrawn, round.planned), (1, 1), "{round:?}");
+    let rows = rem.instances("alice").await.unwrap();
+    let pending: Vec<_> = rows.iter().filter(|r| r.state == "pending").collect();
+    assert_eq!(pending.len(), 1, "{rows:?}");
+    assert_eq!((pending[0].key.as_str(), pending[0].due), (key, due));
+
+    dev.push(&[m.dismiss(key)]).await;
+    let round = rem
+        .replicate(now + chrono::Duration::from_std(Duration::from_secs(60)).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(round.acked, 1, "{round:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -66,20 +95,7 @@ async fn floating_times_are_read_in_the_accounts_zone_so_keys_and_times_are_the_
         ],
     )
     .await;
-    let round = rem.replicate(now).await.unwrap();
-    assert_eq!((round.withdrawn, round.planned), (1, 1), "{round:?}");
-    let rows = rem.instances("alice").await.unwrap();
-    let pending: Vec<_> = rows.iter().filter(|r| r.state == "pending").collect();
-    assert_eq!(pending.len(), 1, "{rows:?}");
-    assert_eq!((&pending[0].key, pending[0].due), (&berlin_key, berlin_due));
-
-    // The device's dismissal names its key: the server's fallback is cancelled.
-    dev.push(&[m.dismiss(&berlin_key)]).await;
-    let round = rem
-        .replicate(now + chrono::Duration::from_std(Duration::from_secs(60)).unwrap())
-        .await
-        .unwrap();
-    assert_eq!(round.acked, 1, "{round:?}");
+    moved_then_dismissed(&rem, now, &mut dev, &mut m, &berlin_key, berlin_due).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -113,17 +129,5 @@ async fn the_zone_a_device_tells_wins_over_the_operators() {
         zone: "Europe/Berlin".into(),
     })])
     .await;
-    let round = rem.replicate(now).await.unwrap();
-    assert_eq!((round.withdrawn, round.planned), (1, 1), "{round:?}");
-    let rows = rem.instances("alice").await.unwrap();
-    let pending: Vec<_> = rows.iter().filter(|r| r.state == "pending").collect();
-    assert_eq!(pending.len(), 1, "{rows:?}");
-    assert_eq!((&pending[0].key, pending[0].due), (&berlin_key, berlin_due));
-
-    dev.push(&[m.dismiss(&berlin_key)]).await;
-    let round = rem
-        .replicate(now + chrono::Duration::from_std(Duration::from_secs(60)).unwrap())
-        .await
-        .unwrap();
-    assert_eq!(round.acked, 1, "{round:?}");
+    moved_then_dismissed(&rem, now, &mut dev, &mut m, &berlin_key, berlin_due).await;
 }
