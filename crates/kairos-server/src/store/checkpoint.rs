@@ -26,7 +26,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -49,6 +49,12 @@ const EVERY: Duration = Duration::from_millis(2);
 /// The WAL file's size past which the writer checkpoints itself whatever
 /// the thread did (and the size `journal_size_limit` truncates it back to).
 pub(crate) const WAL_BOUND: u64 = 32 << 20;
+
+/// How soon the thread tries again when its checkpoint could not copy the
+/// whole WAL (a reader still needed older pages, or another checkpoint
+/// ran): otherwise the last commits before a quiet spell would wait in the
+/// WAL for the next commit.
+const RETRY: Duration = Duration::from_millis(50);
 
 /// Frames (pages, 4 KiB) in the WAL from which the thread asks the writer
 /// to finish its checkpoint, so that the WAL starts over (≈ 4 MiB, as
@@ -101,7 +107,7 @@ impl Checkpointer {
         }
         let asked = self.finish.swap(false, Ordering::Relaxed);
         let over = asked || std::fs::metadata(&self.wal).is_ok_and(|m| m.len() > WAL_BOUND);
-        if over && let Err(e) = passive(writer).map(|_| ()) {
+        if over && let Err(e) = passive(writer) {
             tracing::warn!("WAL checkpoint on the writer failed: {e}");
         }
     }
@@ -118,17 +124,37 @@ impl Drop for Checkpointer {
 }
 
 /// `PRAGMA wal_checkpoint(PASSIVE)`: copies what no reader still needs from
-/// the WAL, without waiting on anyone. The frames in the WAL.
-fn passive(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get(1))
+/// the WAL, without waiting on anyone. The frames in the WAL, and whether
+/// all of them are copied now.
+fn passive(conn: &Connection) -> rusqlite::Result<(i64, bool)> {
+    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
+        let (busy, log, copied): (i64, i64, i64) = (r.get(0)?, r.get(1)?, r.get(2)?);
+        Ok((log, busy == 0 && copied >= log))
+    })
 }
 
 fn run(conn: &Connection, rx: &Receiver<()>, finish: &AtomicBool) {
     let mut last = Instant::now()
         .checked_sub(EVERY)
         .unwrap_or_else(Instant::now);
-    // One checkpoint per wake-up, for every commit reported before it.
-    while rx.recv().is_ok() {
+    // Whether the last checkpoint left frames in the WAL.
+    let mut behind = false;
+    // One checkpoint per wake-up, for every commit reported before it; and
+    // again every RETRY while one left frames behind.
+    loop {
+        let woken = if behind {
+            rx.recv_timeout(RETRY)
+                .or_else(|e| match e {
+                    RecvTimeoutError::Timeout => Ok(()),
+                    RecvTimeoutError::Disconnected => Err(()),
+                })
+                .is_ok()
+        } else {
+            rx.recv().is_ok()
+        };
+        if !woken {
+            break;
+        }
         // Not sooner than EVERY after the last one (commits reported
         // meanwhile are covered by it). Asleep, not waiting on the
         // channel: woken by every commit (thousands a second), the thread
@@ -143,11 +169,18 @@ fn run(conn: &Connection, rx: &Receiver<()>, finish: &AtomicBool) {
                 Err(TryRecvError::Disconnected) => break false,
             }
         };
-        match passive(conn) {
-            Ok(frames) if frames >= START_OVER => finish.store(true, Ordering::Relaxed),
-            Ok(_) => {}
-            Err(e) => tracing::warn!("WAL checkpoint failed: {e}"),
-        }
+        behind = match passive(conn) {
+            Ok((frames, all)) => {
+                if frames >= START_OVER {
+                    finish.store(true, Ordering::Relaxed);
+                }
+                !all
+            }
+            Err(e) => {
+                tracing::warn!("WAL checkpoint failed: {e}");
+                true
+            }
+        };
         last = Instant::now();
         if !open {
             return;
