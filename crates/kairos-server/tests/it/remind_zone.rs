@@ -27,6 +27,12 @@ fn floating(uid: &str, start: &str) -> Body {
     }
 }
 
+/// Alice's webhook fallback, with `--zone zone`.
+async fn webhook_in(server: &Server, zone: &str) {
+    let args = ["alice", "--webhook", "http://127.0.0.1:9/", "--secret", "s"];
+    fallback(server, &[&args[..], &["--zone", zone]].concat()).await;
+}
+
 /// After alice's zone changed, at `now`: the instance planned in the old
 /// zone withdrawn, the one the devices compute in the new zone (`key` at
 /// `due`) pending, and the device's dismissal of that key cancels the
@@ -82,19 +88,7 @@ async fn floating_times_are_read_in_the_accounts_zone_so_keys_and_times_are_the_
         "no zone set: UTC"
     );
 
-    fallback(
-        &server,
-        &[
-            "alice",
-            "--webhook",
-            "http://127.0.0.1:9/",
-            "--secret",
-            "s",
-            "--zone",
-            "Europe/Berlin",
-        ],
-    )
-    .await;
+    webhook_in(&server, "Europe/Berlin").await;
     moved_then_dismissed(&rem, now, &mut dev, &mut m, &berlin_key, berlin_due).await;
 }
 
@@ -107,19 +101,7 @@ async fn the_zone_a_device_tells_wins_over_the_operators() {
     let (berlin_key, berlin_due) = on_device(&pill, chrono_tz::Europe::Berlin);
     let rem = Reminders::open(&database(&server)).await.unwrap();
     let now = at("2026-12-06T05:00:00Z");
-    fallback(
-        &server,
-        &[
-            "alice",
-            "--webhook",
-            "http://127.0.0.1:9/",
-            "--secret",
-            "s",
-            "--zone",
-            "America/New_York",
-        ],
-    )
-    .await;
+    webhook_in(&server, "America/New_York").await;
     rem.replicate(now).await.unwrap();
     let rows = rem.instances("alice").await.unwrap();
     assert_eq!((&rows[0].key, rows[0].due), (&york_key, york_due));
