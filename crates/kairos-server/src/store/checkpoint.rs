@@ -143,12 +143,7 @@ fn run(conn: &Connection, rx: &Receiver<()>, finish: &AtomicBool) {
     // again every RETRY while one left frames behind.
     loop {
         let woken = if behind {
-            rx.recv_timeout(RETRY)
-                .or_else(|e| match e {
-                    RecvTimeoutError::Timeout => Ok(()),
-                    RecvTimeoutError::Disconnected => Err(()),
-                })
-                .is_ok()
+            !matches!(rx.recv_timeout(RETRY), Err(RecvTimeoutError::Disconnected))
         } else {
             rx.recv().is_ok()
         };
