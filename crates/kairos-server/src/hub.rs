@@ -144,6 +144,14 @@ impl Hub {
         self.lock().values().map(|a| a.devices.len()).sum()
     }
 
+    /// Every (account, device) with an open session here.
+    pub fn all_connected(&self) -> std::collections::BTreeSet<(String, String)> {
+        self.lock()
+            .iter()
+            .flat_map(|(a, acc)| acc.devices.keys().map(|d| (a.clone(), d.clone())))
+            .collect()
+    }
+
     /// The account's devices with an open session.
     pub fn connected(&self, account: &str) -> Vec<String> {
         self.lock()

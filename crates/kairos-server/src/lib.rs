@@ -36,6 +36,7 @@ mod handshake;
 mod http;
 mod hub;
 pub mod metrics;
+mod presence;
 mod rate;
 mod relay;
 pub mod remind;
@@ -230,6 +231,7 @@ impl Server {
         }
         let (stop_tx, stop_rx) = watch::channel(false);
         let relay = relay::start(&self.ctx);
+        let presence = presence::start(&self.ctx);
         let reminders = remind::serve::start(
             &self.ctx.config.reminders,
             &self.ctx.config.database(),
@@ -279,6 +281,7 @@ impl Server {
             tasks.shutdown().await;
         }
         drop(relay);
+        drop(presence);
         if let Some(r) = reminders {
             r.stop().await;
         }

@@ -7,6 +7,12 @@
 //! behind the head catches up from the store, so the cursor stays the
 //! truth and neither path is needed for correctness, only for speed.
 //!
+//! Revocations take the same two paths: the hint, and (PostgreSQL) the
+//! account's count of revocations read with its head — when it moves, the
+//! account's sessions here are looked up and each revoked device gets
+//! `Committed::Revoked`, so a session revoked on another instance closes
+//! within a check even when the hint was lost.
+//!
 //! The same check, on either store, closes the sessions of an account that
 //! no longer exists (`kairos-server account delete`, run by another
 //! process): each of its connected devices gets `Committed::Revoked`.
@@ -15,7 +21,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::Ctx;
-use crate::store::{Committed, Listener};
+use crate::hub::Hub;
+use crate::store::{Committed, Listener, Store};
 
 /// The relay's tasks; stopped when dropped.
 pub(crate) struct Relay {
@@ -39,9 +46,9 @@ pub(crate) fn start(ctx: &Ctx) -> Option<Relay> {
     let check = tokio::spawn(async move {
         let mut tick = tokio::time::interval(every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        // The head last published per account, so an idle account costs
-        // its sessions nothing.
-        let mut seen: HashMap<String, u64> = HashMap::new();
+        // The head and revocation count last seen per account, so an idle
+        // account costs its sessions nothing.
+        let mut seen: HashMap<String, (u64, u64)> = HashMap::new();
         loop {
             tick.tick().await;
             let accounts = hub.accounts();
@@ -52,14 +59,24 @@ pub(crate) fn start(ctx: &Ctx) -> Option<Relay> {
             match store.heads(accounts.clone()).await {
                 Ok(heads) => {
                     let mut next = HashMap::with_capacity(heads.len());
-                    for (account, head) in heads {
-                        if shared && seen.get(&account) != Some(&head) {
+                    for h in heads {
+                        let before = seen.get(&h.account).copied();
+                        if shared && before.map(|b| b.0) != Some(h.head) {
                             hub.publish(Committed::Head {
-                                account: account.clone(),
-                                head,
+                                account: h.account.clone(),
+                                head: h.head,
                             });
                         }
-                        next.insert(account, head);
+                        let mut revocations = h.revocations;
+                        if shared
+                            && h.revocations > 0
+                            && before.map(|b| b.1) != Some(h.revocations)
+                            && !close_revoked(&store, &hub, &h.account).await
+                        {
+                            // Looked up again at the next check.
+                            revocations = before.map_or(0, |b| b.1);
+                        }
+                        next.insert(h.account, (h.head, revocations));
                     }
                     for gone in accounts.iter().filter(|a| !next.contains_key(*a)) {
                         for device in hub.connected(gone) {
@@ -80,4 +97,29 @@ pub(crate) fn start(ctx: &Ctx) -> Option<Relay> {
         _listener: listener,
         check,
     })
+}
+
+/// Closes the sessions here of `account`'s revoked devices; `false` when
+/// the store could not say which they are.
+async fn close_revoked(store: &Store, hub: &Hub, account: &str) -> bool {
+    let connected = hub.connected(account);
+    if connected.is_empty() {
+        return true;
+    }
+    match store.revoked_among(connected).await {
+        Ok(revoked) => {
+            for device in revoked {
+                tracing::info!(%account, %device, "revoked elsewhere: closing its session");
+                hub.publish(Committed::Revoked {
+                    account: account.to_owned(),
+                    device,
+                });
+            }
+            true
+        }
+        Err(e) => {
+            tracing::warn!(%account, "revocation check failed: {e}");
+            false
+        }
+    }
 }

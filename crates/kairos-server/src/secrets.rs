@@ -21,6 +21,11 @@ pub fn new_device_id() -> Result<String, std::io::Error> {
     Ok(format!("d_{}", ids::hex(&random::<8>()?)))
 }
 
+/// A new instance id (`presence.rs`): `i_` and 64 random bits in hex.
+pub fn new_instance_id() -> Result<String, std::io::Error> {
+    Ok(format!("i_{}", ids::hex(&random::<8>()?)))
+}
+
 /// A new pairing code (60 random bits), grouped `XXXX-XXXX-XXXX`.
 pub fn new_pairing_code() -> Result<String, std::io::Error> {
     Ok(ids::pairing_code(u64::from_le_bytes(random::<8>()?)))

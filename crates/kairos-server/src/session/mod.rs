@@ -359,8 +359,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<'_, S> {
                     .await
                     .map_err(|e| End::internal(&e))?;
                 let connected = self.ctx.hub.connected(&account);
+                // The store says whether another instance holds it.
                 for d in &mut devices {
-                    d.connected = connected.contains(&d.device);
+                    d.connected |= connected.contains(&d.device);
                 }
                 self.send(&ServerMsg::DeviceList { devices }).await
             }

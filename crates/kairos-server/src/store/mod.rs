@@ -35,7 +35,9 @@ use kairos_proto::{DeviceInfo, Op, PushResult, PushedOp, SeqOp};
 use tokio::sync::oneshot;
 
 pub use admin::{Backup, Deleted, Exported};
-pub use pg::{SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION, migrate as migrate_postgres};
+pub use pg::{
+    Round as PresenceRound, SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION, migrate as migrate_postgres,
+};
 pub(crate) use schema::create_and_migrate;
 pub use schema::db_path;
 pub use writer::Committed;
@@ -43,7 +45,7 @@ pub use writer::Committed;
 use new_op::NewOp;
 use writer::Job;
 
-pub use types::{Auth, Code, Joined, Log, Refusal, StoreError};
+pub use types::{Auth, Code, Heads, Joined, Log, Refusal, StoreError};
 
 /// Where the store lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -270,15 +272,19 @@ impl Store {
 
     /// The heads of those of `accounts` that exist (the cross-instance
     /// check that repairs a lost hint).
-    pub async fn heads(&self, accounts: Vec<String>) -> Result<Vec<(String, u64)>, StoreError> {
+    pub async fn heads(&self, accounts: Vec<String>) -> Result<Vec<Heads>, StoreError> {
         match &*self.0 {
             Backend::Sqlite(s) => {
                 s.readers
                     .run(move |r| {
                         let mut heads = Vec::with_capacity(accounts.len());
-                        for a in accounts {
-                            if let Some(l) = r.log_if_any(&a)? {
-                                heads.push((a, l.head));
+                        for account in accounts {
+                            if let Some(l) = r.log_if_any(&account)? {
+                                heads.push(Heads {
+                                    account,
+                                    head: l.head,
+                                    revocations: 0,
+                                });
                             }
                         }
                         Ok(heads)
@@ -286,6 +292,27 @@ impl Store {
                     .await
             }
             Backend::Postgres(p) => p.heads(&accounts).await,
+        }
+    }
+
+    /// Those of `devices` that are revoked (the repair of a lost
+    /// revocation hint).
+    pub async fn revoked_among(&self, devices: Vec<String>) -> Result<Vec<String>, StoreError> {
+        match &*self.0 {
+            Backend::Sqlite(s) => {
+                s.readers
+                    .run(move |r| {
+                        let mut revoked = Vec::new();
+                        for d in devices {
+                            if !r.is_live(&d)? {
+                                revoked.push(d);
+                            }
+                        }
+                        Ok(revoked)
+                    })
+                    .await
+            }
+            Backend::Postgres(p) => p.revoked_among(&devices).await,
         }
     }
 
@@ -309,12 +336,23 @@ impl Store {
         }
     }
 
-    /// The devices of `account`; `connected` is filled in by the caller.
+    /// The devices of `account`; `connected` says whether another instance
+    /// holds a session of it (PostgreSQL), the caller adds its own.
     pub async fn devices(&self, account: &str) -> Result<Vec<DeviceInfo>, StoreError> {
         let account = account.to_owned();
         match &*self.0 {
             Backend::Sqlite(s) => s.readers.run(move |r| r.devices(&account)).await,
             Backend::Postgres(p) => p.devices(&account).await,
+        }
+    }
+
+    /// Writes one round of this instance's sessions for the others
+    /// (PostgreSQL; `Ok(true)` on SQLite, which has no others); `Ok(false)`
+    /// asks for all sessions as opened next round.
+    pub async fn presence(&self, round: &PresenceRound<'_>) -> Result<bool, StoreError> {
+        match &*self.0 {
+            Backend::Sqlite(_) => Ok(true),
+            Backend::Postgres(p) => p.presence(round).await,
         }
     }
 

@@ -118,6 +118,18 @@ pub struct Log {
     pub floor: u64,
 }
 
+/// An account as the periodic check sees it (`relay.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Heads {
+    /// The account.
+    pub account: String,
+    /// Its head.
+    pub head: u64,
+    /// How many revocations it has had (always 0 on SQLite, whose one
+    /// process sees every revocation as it commits).
+    pub revocations: u64,
+}
+
 /// What PostgreSQL said: the server's code and message (and detail) for a
 /// database error, else the client's error with its cause.
 fn pg_text(e: &tokio_postgres::Error) -> String {

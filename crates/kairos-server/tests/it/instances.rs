@@ -230,3 +230,82 @@ async fn a_pairing_code_joins_once_across_instances_and_a_revocation_crosses() {
         401
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_hints_suppressed_a_revocation_still_closes_the_session_on_the_other_instance() {
+    let (_dir, s1, s2) = two(&["--no-hints"], &["--no-hints"]).await;
+    let (victim_id, mut victim) = device(&s2, &s2, "stolen laptop").await;
+    let (_, mut admin) = device(&s1, &s1, "admin").await;
+    admin
+        .send(&ClientMsg::Revoke {
+            device: victim_id.clone(),
+        })
+        .await;
+    assert!(matches!(admin.recv().await, ServerMsg::Revoked { .. }));
+    let revoked = Instant::now();
+    let (code, reason, _) = victim.closed().await;
+    let took = revoked.elapsed();
+    assert_eq!((code, reason.as_str()), (4401, "device revoked"));
+    // The head check runs every 500 ms.
+    assert!(took < Duration::from_millis(1500), "closed after {took:?}");
+}
+
+/// Whether `device` is connected, as a device list from `c` says.
+async fn listed_connected(c: &mut Client, device: &str) -> bool {
+    c.send(&ClientMsg::Devices).await;
+    let ServerMsg::DeviceList { devices } = c.recv().await else {
+        panic!("expected a device list")
+    };
+    devices
+        .iter()
+        .find(|d| d.device == device)
+        .expect("the device is listed")
+        .connected
+}
+
+/// Asks `c` for the device list until `device` is listed as `connected`,
+/// for at most 8 s (a presence round is every 2 s); how long it took.
+async fn until_listed(c: &mut Client, device: &str, connected: bool) -> Duration {
+    let start = Instant::now();
+    while listed_connected(c, device).await != connected {
+        assert!(
+            start.elapsed() < Duration::from_secs(8),
+            "{device} not listed as connected: {connected} after 8 s"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    start.elapsed()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_device_list_on_one_instance_shows_the_devices_connected_to_the_other() {
+    let (_dir, s1, s2) = two(&[], &[]).await;
+    let (_, mut a) = device(&s1, &s1, "laptop").await;
+    let (b_id, b) = device(&s2, &s2, "desktop").await;
+    let took = until_listed(&mut a, &b_id, true).await;
+    assert!(took < Duration::from_secs(5), "listed after {took:?}");
+    drop(b);
+    let took = until_listed(&mut a, &b_id, false).await;
+    assert!(took < Duration::from_secs(5), "unlisted after {took:?}");
+}
+
+// SIGKILL to the server process: Unix.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_instances_devices_stop_being_listed_as_connected() {
+    let (_dir, s1, mut s2) = two(&[], &[]).await;
+    let (_, mut a) = device(&s1, &s1, "laptop").await;
+    let (b_id, _b) = device(&s2, &s2, "desktop").await;
+    until_listed(&mut a, &b_id, true).await;
+    s2.signal(nix::sys::signal::Signal::SIGKILL);
+    let _ = s2.exit().await;
+    // Its row is alive for 10 s after its last round; then it counts no more.
+    let killed = Instant::now();
+    while listed_connected(&mut a, &b_id).await {
+        assert!(
+            killed.elapsed() < Duration::from_secs(15),
+            "still listed 15 s after the kill"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

@@ -129,10 +129,13 @@ async fn a_push_postgres_refuses_fails_alone_in_its_group_and_a_repeated_id_is_s
     assert_eq!(stored("alice").await, ids(&alice, 5));
     assert_eq!(stored("bob").await, ids(&bob, 4));
     assert_eq!(stored("carol").await, []);
-    let mut heads = store
+    let mut heads: Vec<(String, u64)> = store
         .heads(vec!["alice".into(), "bob".into(), "carol".into()])
         .await
-        .unwrap();
+        .unwrap()
+        .into_iter()
+        .map(|h| (h.account, h.head))
+        .collect();
     heads.sort();
     assert_eq!(
         heads,

@@ -23,6 +23,7 @@ mod compaction;
 mod copy;
 mod hints;
 mod listen;
+mod presence;
 mod schema;
 mod tx;
 mod writer;
@@ -39,9 +40,10 @@ use tokio_postgres::NoTls;
 
 use super::tx::{to_i64, to_u64};
 use super::writer::{Committed, Job};
-use super::{Auth, Code, Log, Refusal, StoreError};
+use super::{Auth, Code, Heads, Log, Refusal, StoreError};
 
 pub(crate) use admin::{delete, export};
+pub use presence::Round;
 pub use schema::{SCHEMA_VERSION, migrate};
 
 /// Connections in one instance's pool (reads, and the writer's one).
@@ -205,16 +207,33 @@ impl Postgres {
         })
     }
 
-    pub(crate) async fn heads(
-        &self,
-        accounts: &[String],
-    ) -> Result<Vec<(String, u64)>, StoreError> {
+    pub(crate) async fn heads(&self, accounts: &[String]) -> Result<Vec<Heads>, StoreError> {
         let c = get(&self.pool).await?;
         let stmt = c
-            .prepare_cached("SELECT id, head FROM accounts WHERE id = ANY($1)")
+            .prepare_cached("SELECT id, head, revocations FROM accounts WHERE id = ANY($1)")
             .await?;
         let rows = c.query(&stmt, &[&accounts]).await?;
-        Ok(rows.iter().map(|r| (r.get(0), to_u64(r.get(1)))).collect())
+        Ok(rows
+            .iter()
+            .map(|r| Heads {
+                account: r.get(0),
+                head: to_u64(r.get(1)),
+                revocations: to_u64(r.get(2)),
+            })
+            .collect())
+    }
+
+    /// Those of `devices` that are revoked.
+    pub(crate) async fn revoked_among(
+        &self,
+        devices: &[String],
+    ) -> Result<Vec<String>, StoreError> {
+        let c = get(&self.pool).await?;
+        let stmt = c
+            .prepare_cached("SELECT id FROM devices WHERE id = ANY($1) AND revoked_ms IS NOT NULL")
+            .await?;
+        let rows = c.query(&stmt, &[&devices]).await?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
     pub(crate) async fn ops_after(
@@ -251,11 +270,14 @@ impl Postgres {
         let c = get(&self.pool).await?;
         let stmt = c
             .prepare_cached(
-                "SELECT id, name, created_ms, last_seen_ms, revoked_ms FROM devices
-                 WHERE account = $1 ORDER BY created_ms, id",
+                "SELECT id, name, created_ms, last_seen_ms, revoked_ms,
+                   EXISTS (SELECT 1 FROM presence p JOIN instances i ON i.id = p.instance
+                           WHERE p.device = d.id AND i.alive_until_ms > $2)
+                 FROM devices d WHERE account = $1 ORDER BY created_ms, id",
             )
             .await?;
-        let rows = c.query(&stmt, &[&account]).await?;
+        let now = Utc::now().timestamp_millis();
+        let rows = c.query(&stmt, &[&account, &now]).await?;
         Ok(rows
             .iter()
             .map(|r| DeviceInfo {
@@ -266,7 +288,9 @@ impl Postgres {
                     .get::<_, Option<i64>>(3)
                     .and_then(DateTime::from_timestamp_millis),
                 revoked: r.get::<_, Option<i64>>(4).is_some(),
-                connected: false,
+                // On an instance alive now (`presence.rs`); the caller adds
+                // its own sessions.
+                connected: r.get(5),
             })
             .collect())
     }

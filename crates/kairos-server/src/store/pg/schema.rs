@@ -21,6 +21,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../../migrations/postgres/0010_remind_zone.sql"),
     include_str!("../../../migrations/postgres/0011_ops_keyed_by_number.sql"),
     include_str!("../../../migrations/postgres/0012_remind_sent_attempt.sql"),
+    include_str!("../../../migrations/postgres/0013_account_revocations.sql"),
+    include_str!("../../../migrations/postgres/0014_presence.sql"),
 ];
 
 /// The schema version this server runs on.

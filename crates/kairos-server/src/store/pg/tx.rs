@@ -198,9 +198,12 @@ pub(super) async fn revoke(
     device: &str,
     now: DateTime<Utc>,
 ) -> Result<(bool, Option<Committed>), StoreError> {
+    // The account's count moves with it: the other instances' repair of a
+    // lost hint (`relay.rs`, migration 0013).
     let set = c
         .prepare_cached(
-            "UPDATE devices SET revoked_ms = coalesce(revoked_ms, $1) WHERE id = $2 AND account = $3",
+            "WITH d AS (UPDATE devices SET revoked_ms = coalesce(revoked_ms, $1) WHERE id = $2 AND account = $3 RETURNING 1)
+             UPDATE accounts SET revocations = revocations + 1 WHERE id = $3 AND EXISTS (SELECT 1 FROM d)",
         )
         .await?;
     let found = c
