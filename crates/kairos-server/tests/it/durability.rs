@@ -10,7 +10,27 @@ use kairos_proto::{ClientMsg, ServerMsg};
 #[cfg(unix)]
 use nix::sys::signal::Signal;
 
-use crate::support::{Maker, Server};
+use crate::support::{Hello, Maker, Server, WAIT};
+
+/// A catch-up from 0 once compaction left exactly the seqs `kept` (on
+/// PostgreSQL it runs beside the writers, so after the pushes are answered:
+/// waits at most `WAIT`, trying again every 10 ms).
+async fn compacted_to(server: &Server, token: &str, kept: &[u64]) -> Hello {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let mut tick = tokio::time::interval(std::time::Duration::from_millis(10));
+    loop {
+        tick.tick().await;
+        let h = server.connect(token).await.hello(0).await;
+        let seqs: Vec<u64> = h.ops.iter().map(|s| s.seq).collect();
+        if seqs == kept {
+            return h;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "kept {seqs:?}, not {kept:?}"
+        );
+    }
+}
 
 // SIGTERM to the server process: Unix.
 #[cfg(unix)]
@@ -123,8 +143,7 @@ async fn a_cursor_below_the_compaction_floor_gets_a_snapshot_of_the_kept_ops() {
     for op in renames.iter().chain([&dismissed, &other, &last]) {
         a.push(std::slice::from_ref(op)).await;
     }
-    let mut b = server.connect(&token).await;
-    let snap = b.hello(0).await;
+    let snap = compacted_to(&server, &token, &[5, 6, 7, 8]).await;
     assert!(snap.snapshot);
     assert_eq!(snap.head, 8);
     assert_eq!(snap.caught_up, 8);
@@ -194,17 +213,13 @@ async fn a_compacted_op_sent_again_gets_its_first_seq_and_is_not_stored_again() 
         m.calendar("c3", "c3"),
         m.calendar("c4", "c4"),
     ];
-    // One push each: seqs 1..=8, compaction after every two; the push of
-    // seq 7 is answered after the compaction at seq 6 (same writer).
+    // One push each: seqs 1..=8, compaction after every two.
     for op in renames.iter().chain(&others) {
         a.push(std::slice::from_ref(op)).await;
     }
-    // Seqs 1..=4 were compacted away (renames of c1 made stale by seq 5).
-    let mut b = server.connect(&token).await;
-    let snap = b.hello(0).await;
+    // Seqs 1..=4 are compacted away (renames of c1 made stale by seq 5).
+    let snap = compacted_to(&server, &token, &[5, 6, 7, 8]).await;
     assert!(snap.snapshot);
-    let kept: Vec<u64> = snap.ops.iter().map(|s| s.seq).collect();
-    assert_eq!(kept, [5, 6, 7, 8]);
 
     assert_eq!(
         a.push(&[renames[0].clone(), renames[4].clone()]).await,

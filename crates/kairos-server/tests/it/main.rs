@@ -20,6 +20,7 @@ mod maker;
 mod ops_table;
 mod pairing;
 mod pg;
+mod pg_compaction;
 mod pg_ingest;
 mod pg_schema11;
 mod pg_schema8;

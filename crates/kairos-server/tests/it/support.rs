@@ -21,7 +21,7 @@ use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 pub use crate::maker::Maker;
-pub use client::{Client, Io};
+pub use client::{Client, Hello, Io};
 
 mod client;
 

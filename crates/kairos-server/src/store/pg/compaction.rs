@@ -3,10 +3,11 @@
 //! kept, and the group's new heads come with its commit.
 //!
 //! The kept value can only be behind the database's (compaction moves it
-//! forward; another instance may have compacted since): then an account
-//! looks due when it is not, and `tx::maybe_compact`, which checks again
-//! under the account's lock, does nothing. The writer forgets an account
-//! after compacting it, so the next check reads it again.
+//! forward; another instance may have compacted since), or, after a
+//! compaction was queued, the head it was queued at: then an account looks
+//! due when it is not, and `compactor::compact`, which checks again, does
+//! nothing; or a compaction that failed is queued again only `keep` ops
+//! later.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -27,7 +28,12 @@ impl Compaction {
     /// `keep` ops or more since their last compaction. Reads the compacted
     /// heads of the accounts not seen before (one statement); on an error,
     /// none is due (the next group checks again).
-    pub(super) async fn due(&self, c: &Object, heads: &[(String, u64)], keep: u64) -> Vec<String> {
+    pub(super) async fn due(
+        &self,
+        c: &Object,
+        heads: &[(String, u64)],
+        keep: u64,
+    ) -> Vec<(String, u64)> {
         let keep = keep.max(1);
         let unknown: Vec<&str> = {
             let known = self.lock();
@@ -58,23 +64,25 @@ impl Compaction {
             }
         }
         let known = self.lock();
-        let mut due: Vec<String> = heads
+        let mut due: Vec<(String, u64)> = heads
             .iter()
             .filter(|(a, head)| {
                 known
                     .get(a)
                     .is_some_and(|&compacted| head.saturating_sub(compacted) >= keep)
             })
-            .map(|(a, _)| a.clone())
+            .cloned()
             .collect();
-        due.sort_unstable();
-        due.dedup();
+        // The highest head of each account (a group may push to it twice).
+        due.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        due.dedup_by(|a, b| a.0 == b.0);
         due
     }
 
-    /// After compacting `account`: read its compacted head again next time.
-    pub(super) fn forget(&self, account: &str) {
-        self.lock().remove(account);
+    /// After queueing `account`'s compaction at `head`: the next is due
+    /// `keep` ops later (not at every group while this one waits or runs).
+    pub(super) fn queued(&self, account: &str, head: u64) {
+        self.lock().insert(account.to_owned(), head);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, u64>> {

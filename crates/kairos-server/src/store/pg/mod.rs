@@ -15,11 +15,13 @@
 //! hands its hints to a task that sends them as `NOTIFY`s, many groups'
 //! in one statement (`hints.rs`; never inside the writing transaction:
 //! there it serialises commits on a global lock); `listen.rs` turns the
-//! other instances' hints into events.
+//! other instances' hints into events. Compaction runs on a task of its
+//! own, beside the writers (`compactor.rs`).
 
 mod admin;
 mod batch;
 mod compaction;
+mod compactor;
 mod copy;
 mod hints;
 mod listen;
@@ -106,6 +108,7 @@ impl Postgres {
         let mut running = Vec::with_capacity(WRITERS);
         let retries = Arc::new(writer::Retries::default());
         let hints = hints.then(|| hints::start(pool.clone()));
+        let compactor = compactor::Compactor::start(pool.clone(), keep);
         for _ in 0..WRITERS {
             let (tx, rx) = mpsc::unbounded_channel();
             jobs.push(tx);
@@ -117,6 +120,7 @@ impl Postgres {
                 look_up: std::sync::atomic::AtomicU32::new(0),
                 retries: Arc::clone(&retries),
                 compaction: compaction::Compaction::default(),
+                compactor: compactor.clone(),
             };
             running.push(tokio::spawn(w.run(rx)));
         }

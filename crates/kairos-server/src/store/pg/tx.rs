@@ -1,14 +1,14 @@
-//! What each write job does inside the writer's transaction, and
-//! compaction: the SQLite store's `tx.rs` in PostgreSQL's dialect.
+//! What each write job does inside the writer's transaction: the SQLite
+//! store's `tx.rs` in PostgreSQL's dialect (compaction: `compactor.rs`).
 
 use std::collections::HashMap;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::{GenericClient, Transaction};
-use kairos_proto::{Effect, Hlc, Op, PushResult, SeqOp, Stored, ids, survivors};
+use kairos_proto::{Op, PushResult, SeqOp, ids};
 
-use super::super::tx::{decisive, to_i64, to_u64};
+use super::super::tx::{to_i64, to_u64};
 use super::super::writer::Committed;
 use super::super::{Auth, Code, Joined, NewOp, Refusal, StoreError};
 use crate::secrets;
@@ -216,73 +216,4 @@ pub(super) async fn revoke(
         device: device.to_owned(),
     });
     Ok((found, event))
-}
-
-/// Compacts `account` once `keep` ops arrived since the last compaction
-/// (its own transaction, after the group's commit).
-pub(super) async fn maybe_compact(
-    c: &mut deadpool_postgres::Object,
-    account: &str,
-    keep: u64,
-) -> Result<(), StoreError> {
-    let tx = c.transaction().await?;
-    let r = tx
-        .query_one(
-            "SELECT head, floor, compacted_head, num FROM accounts WHERE id = $1 FOR NO KEY UPDATE",
-            &[&account],
-        )
-        .await?;
-    let (head, floor, compacted) = (to_u64(r.get(0)), to_u64(r.get(1)), to_u64(r.get(2)));
-    let num: i64 = r.get(3);
-    if head.saturating_sub(compacted) < keep.max(1) {
-        return Ok(());
-    }
-    let cutoff = head.saturating_sub(keep);
-    // The entity, hlc and effect come from the op itself (the row keeps
-    // only its JSON, see migration 0008): what `NewOp` derives at a push.
-    let mut rows: Vec<(u64, String, Hlc, Effect)> = Vec::new();
-    for r in tx
-        .query(
-            "SELECT seq, op_json FROM ops WHERE account_num = $1 AND op_json IS NOT NULL ORDER BY seq",
-            &[&num],
-        )
-        .await?
-    {
-        let seq = to_u64(r.get(0));
-        let (entity, hlc, effect) = decisive(seq, r.get(1))?;
-        rows.push((seq, entity, hlc, effect));
-    }
-    let keep_set = survivors(rows.iter().map(|(seq, entity, hlc, effect)| Stored {
-        seq: *seq,
-        entity,
-        hlc,
-        effect: *effect,
-    }));
-    let gone: Vec<i64> = rows
-        .iter()
-        .filter(|(s, ..)| *s <= cutoff && !keep_set.contains(s))
-        .map(|(s, ..)| to_i64(*s))
-        .collect();
-    let new_floor = gone
-        .iter()
-        .copied()
-        .map(to_u64)
-        .max()
-        .map_or(floor, |m| m.max(floor));
-    // The rows stay, emptied: their ids stay known, so a device that sends
-    // one again gets its first seq and it is not stored again (migration
-    // 0011; every reader skips the empty rows).
-    tx.execute(
-        "UPDATE ops SET op_json = NULL WHERE account_num = $1 AND seq = ANY($2)",
-        &[&num, &gone],
-    )
-    .await?;
-    tx.execute(
-        "UPDATE accounts SET floor = $1, compacted_head = $2 WHERE id = $3",
-        &[&to_i64(new_floor), &to_i64(head), &account],
-    )
-    .await?;
-    tx.commit().await?;
-    tracing::info!(%account, removed = gone.len(), floor = new_floor, head, "compacted");
-    Ok(())
 }

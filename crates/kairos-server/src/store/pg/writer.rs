@@ -3,7 +3,8 @@
 //! joins one transaction, the pushes together (`batch.rs`) and the other
 //! jobs each in a savepoint, replies and events only after the commit, in
 //! commit order — and then, outside any transaction, the touches; the
-//! hints for the other instances go to a task of their own (`hints.rs`).
+//! hints for the other instances go to a task of their own (`hints.rs`),
+//! and so do the accounts due for compaction (`compactor.rs`).
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -17,6 +18,7 @@ use tokio::sync::mpsc;
 use super::super::StoreError;
 use super::super::writer::{Committed, Done, Job, deliver, fail};
 use super::compaction::Compaction;
+use super::compactor::Compactor;
 use super::{batch, get, tx};
 
 /// The most jobs in one transaction.
@@ -42,6 +44,8 @@ pub(super) struct Writer {
     /// Each account's compacted head as last read, so that a group's
     /// compaction check needs no round trip.
     pub(super) compaction: Compaction,
+    /// The instance's compaction task, which the due accounts are sent to.
+    pub(super) compactor: Compactor,
 }
 
 /// Groups of pushes that went in again, since the store opened.
@@ -135,11 +139,11 @@ impl Writer {
             touch(&c, &devices, now),
             self.compaction.due(&c, &heads, self.keep),
         );
-        for account in due {
-            if let Err(e) = tx::maybe_compact(&mut c, &account, self.keep).await {
-                tracing::warn!(%account, "compaction failed: {e}");
-            }
-            self.compaction.forget(&account);
+        // Compaction runs on a task of its own (`compactor.rs`): the next
+        // group need not wait for it.
+        for (account, head) in due {
+            self.compactor.request(&account);
+            self.compaction.queued(&account, head);
         }
     }
 
