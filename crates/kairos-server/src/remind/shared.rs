@@ -48,6 +48,15 @@ impl Batch {
             .copied()
     }
 
+    /// [`Batch::rate`] of a claimed delivery (its name built only when
+    /// some delivery of the batch is over its rate).
+    pub(crate) fn rate_of(&self, c: &Claimed) -> Option<i64> {
+        if self.deferred.is_empty() {
+            return None;
+        }
+        self.rate(&c.account, &delivery(c))
+    }
+
     /// `account`'s delivery took a token and was not sent.
     pub(crate) fn refund(&self, account: &str) {
         let mut r = self

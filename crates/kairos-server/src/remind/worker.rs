@@ -12,7 +12,7 @@ use super::claim::{Claimed, Finish, claim_pg, claim_sqlite};
 use super::finish::{finish_pg, finish_sqlite};
 use super::gate::{Admit, Gate, Limits, destination};
 pub use super::send::{Channels, RETRIES, after_failure};
-use super::shared::{Batch, delivery};
+use super::shared::Batch;
 use super::webhook::Outcome;
 use super::{Db, Reminders, from_ms, ms};
 use crate::store::StoreError;
@@ -269,7 +269,7 @@ impl Reminders {
     ) -> (Finish, &'static str) {
         let dest = destination(&c.channel, &c.target);
         let at = |t: i64| kairos_proto::utc::format(&from_ms(t));
-        if let Some(next) = batch.rate(&c.account, &delivery(c)) {
+        if let Some(next) = batch.rate_of(c) {
             let reason = format!(
                 "rate limit: account over {} deliveries a minute, until {}",
                 opts.limits.per_minute,
