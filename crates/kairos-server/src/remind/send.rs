@@ -162,7 +162,8 @@ mod tests {
         ] {
             let c = claimed(payload);
             let bytes = body_bytes(&c);
-            let parsed: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+            let parsed: serde_json::Value =
+                serde_json::from_slice(&bytes).expect("the body is JSON");
             assert_eq!(
                 parsed,
                 body(&c),
