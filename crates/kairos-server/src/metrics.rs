@@ -53,7 +53,13 @@ impl Family {
             .0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        *m.entry(label.to_owned()).or_default() += n;
+        // The label is copied once, when first seen.
+        match m.get_mut(label) {
+            Some(v) => *v += n,
+            None => {
+                m.insert(label.to_owned(), n);
+            }
+        }
     }
 
     pub(crate) fn snapshot(&self) -> Vec<(String, u64)> {

@@ -49,31 +49,131 @@ pub fn after_failure(attempts_before: u32, outcome: Outcome, now: DateTime<Utc>)
 
 impl Channels {
     pub(super) async fn send(&self, c: &Claimed, now: DateTime<Utc>) -> Outcome {
-        let payload: serde_json::Value =
-            serde_json::from_str(&c.payload).unwrap_or(serde_json::Value::Null);
-        let body = serde_json::json!({
-            "account": c.account,
-            "key": c.key,
-            "calendar": c.calendar,
-            "due": kairos_proto::utc::format(&from_ms(c.due_ms)),
-            "acknowledged": c.state == "acked",
-            "attempt": c.attempts + 1,
-            "reminder": payload,
-        });
         match c.channel.as_str() {
             "webhook" => {
                 let delivery = format!("{}/{}/{}", c.account, c.key, c.channel);
-                let body = serde_json::to_vec(&body).unwrap_or_default();
                 let secret = c.secret.as_deref().unwrap_or_default();
                 self.poster
-                    .post(&c.target, secret, &delivery, now.timestamp(), body)
+                    .post(&c.target, secret, &delivery, now.timestamp(), body_bytes(c))
                     .await
             }
             "email" => match &self.mailer {
-                Some(m) => m.send(&c.target, &body).await,
+                Some(m) => m.send(&c.target, &body(c)).await,
                 None => Outcome::Permanent("this server has no SMTP relay (--smtp)".into()),
             },
             other => Outcome::Permanent(format!("unknown channel {other:?}")),
         }
+    }
+}
+
+/// The fields of a delivery's body before `reminder`, in the order a
+/// `serde_json::Map` keeps them (by name), so that [`body_bytes`] writes
+/// what `serde_json::to_vec(&body(c))` writes.
+#[derive(serde::Serialize)]
+struct Head<'a> {
+    account: &'a str,
+    acknowledged: bool,
+    attempt: u32,
+    calendar: &'a str,
+    due: String,
+    key: &'a str,
+}
+
+fn head(c: &Claimed) -> Head<'_> {
+    Head {
+        account: &c.account,
+        acknowledged: c.state == "acked",
+        attempt: c.attempts + 1,
+        calendar: &c.calendar,
+        due: kairos_proto::utc::format(&from_ms(c.due_ms)),
+        key: &c.key,
+    }
+}
+
+/// The delivery's body as a JSON value (the e-mail channel's input): the
+/// fields of [`Head`] and `reminder`, the stored payload (`null` if it is
+/// not JSON).
+#[must_use]
+pub fn body(c: &Claimed) -> serde_json::Value {
+    let mut v = serde_json::to_value(head(c)).unwrap_or_default();
+    if let serde_json::Value::Object(m) = &mut v {
+        let payload = serde_json::from_str(&c.payload).unwrap_or(serde_json::Value::Null);
+        m.insert("reminder".into(), payload);
+    }
+    v
+}
+
+/// The webhook's body: the same JSON as [`body`] (the same fields and
+/// values), written without building a value: the head serialized, then
+/// the stored payload copied as it is (it is JSON the planner wrote with
+/// `serde_json`; checked, without allocating, to be one JSON value, else
+/// `null` as in [`body`]). Its keys keep the order they were stored in
+/// rather than being sorted; the signature covers these exact bytes.
+#[must_use]
+pub fn body_bytes(c: &Claimed) -> Vec<u8> {
+    let payload = c.payload.trim();
+    let payload =
+        if serde_json::from_str::<serde::de::IgnoredAny>(payload).is_ok() && !payload.is_empty() {
+            payload
+        } else {
+            "null"
+        };
+    let mut out = Vec::with_capacity(160 + c.account.len() + c.key.len() + payload.len());
+    if serde_json::to_writer(&mut out, &head(c)).is_err() || out.pop() != Some(b'}') {
+        return serde_json::to_vec(&body(c)).unwrap_or_default();
+    }
+    out.extend_from_slice(b",\"reminder\":");
+    out.extend_from_slice(payload.as_bytes());
+    out.push(b'}');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claimed(payload: &str) -> Claimed {
+        Claimed {
+            account: "alice".into(),
+            key: "k\"1".into(),
+            channel: "webhook".into(),
+            attempts: 2,
+            always: false,
+            due_ms: 1_765_000_000_000,
+            target: "http://127.0.0.1:1/".into(),
+            secret: Some("s".into()),
+            payload: payload.into(),
+            state: "acked".into(),
+            calendar: "cal".into(),
+            deliver_ms: 0,
+            next_ms: 0,
+            rank: 10,
+        }
+    }
+
+    #[test]
+    fn the_webhook_body_is_the_value_the_email_gets() {
+        for payload in [
+            r#"{"summary":"Talk \u00e9 \"x\"","at":[1,2.5,null],"z":{"b":1,"a":2}}"#,
+            " {} ",
+            "not json",
+            "",
+            r#"{"a":1} trailing"#,
+        ] {
+            let c = claimed(payload);
+            let bytes = body_bytes(&c);
+            let parsed: serde_json::Value =
+                serde_json::from_slice(&bytes).expect("the body is JSON");
+            assert_eq!(
+                parsed,
+                body(&c),
+                "{payload:?}: {}",
+                String::from_utf8_lossy(&bytes)
+            );
+        }
+        let v = body(&claimed("{}"));
+        assert_eq!(v["attempt"], 3);
+        assert_eq!(v["acknowledged"], true);
+        assert_eq!(v["key"], "k\"1");
     }
 }

@@ -38,6 +38,9 @@ pub(crate) struct Batch {
     refunds: Mutex<HashMap<String, u32>>,
     /// The breakers as seeded (with the probes taken), by destination.
     seeds: HashMap<String, Breaker>,
+    /// The destination of each webhook URL of the batch (`destination`
+    /// parses the URL: once a URL a batch, not once a delivery).
+    webhooks: HashMap<String, String>,
 }
 
 impl Batch {
@@ -46,6 +49,23 @@ impl Batch {
         self.deferred
             .get(&(account.to_owned(), delivery.to_owned()))
             .copied()
+    }
+
+    /// [`Batch::rate`] of a claimed delivery (its name built only when
+    /// some delivery of the batch is over its rate).
+    pub(crate) fn rate_of(&self, c: &Claimed) -> Option<i64> {
+        if self.deferred.is_empty() {
+            return None;
+        }
+        self.rate(&c.account, &delivery(c))
+    }
+
+    /// `gate::destination` of `c`, from the batch's memo when there.
+    pub(crate) fn destination(&self, c: &Claimed) -> String {
+        match self.webhooks.get(&c.target) {
+            Some(d) if c.channel == "webhook" => d.clone(),
+            _ => destination(&c.channel, &c.target),
+        }
     }
 
     /// `account`'s delivery took a token and was not sent.
@@ -106,9 +126,16 @@ impl Reminders {
     ) -> Result<Batch, StoreError> {
         let mut cands: Vec<(String, String)> = Vec::new();
         let mut dests: Vec<String> = Vec::new();
+        let mut webhooks: HashMap<String, String> = HashMap::new();
         for c in rows.iter().filter(|c| sends(c)) {
             cands.push((c.account.clone(), delivery(c)));
-            let d = destination(&c.channel, &c.target);
+            let d = match webhooks.get(&c.target) {
+                Some(d) if c.channel == "webhook" => d.clone(),
+                _ => destination(&c.channel, &c.target),
+            };
+            if c.channel == "webhook" && !webhooks.contains_key(&c.target) {
+                webhooks.insert(c.target.clone(), d.clone());
+            }
             if !dests.contains(&d) {
                 dests.push(d);
             }
@@ -134,7 +161,10 @@ impl Reminders {
                 super::shared_sql::take_pg(&p.get().await?, &cands, &dests, &ctx).await?
             }
         };
-        let mut batch = Batch::default();
+        let mut batch = Batch {
+            webhooks,
+            ..Batch::default()
+        };
         let mut reserve = Vec::new();
         for (account, before, n) in &taken.buckets {
             let mine = cands

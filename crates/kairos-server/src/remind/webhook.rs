@@ -32,6 +32,11 @@ pub enum Outcome {
 /// HMAC-SHA256 (RFC 2104) of `msg` under `key`.
 #[must_use]
 pub fn hmac_sha256(key: &[u8], msg: &[u8]) -> [u8; 32] {
+    hmac_sha256_of(key, &[msg])
+}
+
+/// HMAC-SHA256 of the concatenation of `parts` (not copied together).
+fn hmac_sha256_of(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
     const BLOCK: usize = 64;
     let mut k = [0u8; BLOCK];
     if key.len() > BLOCK {
@@ -40,13 +45,13 @@ pub fn hmac_sha256(key: &[u8], msg: &[u8]) -> [u8; 32] {
         k[..key.len()].copy_from_slice(key);
     }
     let pad = |byte: u8| k.map(|b| b ^ byte);
-    let inner = Sha256::new()
-        .chain_update(pad(0x36))
-        .chain_update(msg)
-        .finalize();
+    let mut inner = Sha256::new().chain_update(pad(0x36));
+    for part in parts {
+        inner.update(part);
+    }
     Sha256::new()
         .chain_update(pad(0x5c))
-        .chain_update(inner)
+        .chain_update(inner.finalize())
         .finalize()
         .into()
 }
@@ -54,11 +59,22 @@ pub fn hmac_sha256(key: &[u8], msg: &[u8]) -> [u8; 32] {
 /// The `Kairos-Signature` value for `body` signed at `timestamp`.
 #[must_use]
 pub fn signature(secret: &str, timestamp: i64, body: &[u8]) -> String {
-    let mut msg = format!("{timestamp}.").into_bytes();
-    msg.extend_from_slice(body);
-    let mac = hmac_sha256(secret.as_bytes(), &msg);
-    let hex: String = mac.iter().map(|b| format!("{b:02x}")).collect();
-    format!("v1={hex}")
+    signature_at(secret, &timestamp.to_string(), body)
+}
+
+/// [`signature`] with the timestamp as written in `Kairos-Timestamp`: the
+/// MAC over its digits, a dot and the body, hashed in place (no copy of
+/// the body), hex-encoded into one string.
+fn signature_at(secret: &str, timestamp: &str, body: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mac = hmac_sha256_of(secret.as_bytes(), &[timestamp.as_bytes(), b".", body]);
+    let mut out = String::with_capacity(3 + 2 * mac.len());
+    out.push_str("v1=");
+    for b in mac {
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 15)]));
+    }
+    out
 }
 
 /// The HTTP client every webhook is posted with.
@@ -106,12 +122,13 @@ impl Poster {
         if !matches!(parsed.scheme(), "http" | "https") {
             return Outcome::Permanent(format!("{url:?} is not http(s)"));
         }
-        let sig = signature(secret, timestamp, &body);
+        let timestamp = timestamp.to_string();
+        let sig = signature_at(secret, &timestamp, &body);
         let sent = self
             .client
             .post(parsed)
             .header("content-type", "application/json")
-            .header("kairos-timestamp", timestamp.to_string())
+            .header("kairos-timestamp", timestamp)
             .header("kairos-signature", sig)
             .header("kairos-delivery", delivery)
             .body(body)
@@ -159,6 +176,15 @@ mod tests {
                 b"Test Using Larger Than Block-Size Key - Hash Key First"
             )),
             "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+        );
+    }
+
+    #[test]
+    fn the_signature_is_the_hmac_of_timestamp_dot_body() {
+        // Python: hmac.new(b"s3cret", b"1700000000." + body, sha256).
+        assert_eq!(
+            signature("s3cret", 1_700_000_000, br#"{"a":1}"#),
+            "v1=1698a50bc74d1ff1db85c4e0a5297c2ad9fdba245d5737cdb789e4cc6e098940"
         );
     }
 

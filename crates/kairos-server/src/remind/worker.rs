@@ -10,9 +10,9 @@ use futures_util::StreamExt;
 
 use super::claim::{Claimed, Finish, claim_pg, claim_sqlite};
 use super::finish::{finish_pg, finish_sqlite};
-use super::gate::{Admit, Gate, Limits, destination};
+use super::gate::{Admit, Gate, Limits};
 pub use super::send::{Channels, RETRIES, after_failure};
-use super::shared::{Batch, delivery};
+use super::shared::Batch;
 use super::webhook::Outcome;
 use super::{Db, Reminders, from_ms, ms};
 use crate::store::StoreError;
@@ -267,9 +267,9 @@ impl Reminders {
         later: impl Fn() -> DateTime<Utc>,
         batch: &Batch,
     ) -> (Finish, &'static str) {
-        let dest = destination(&c.channel, &c.target);
+        let dest = batch.destination(c);
         let at = |t: i64| kairos_proto::utc::format(&from_ms(t));
-        if let Some(next) = batch.rate(&c.account, &delivery(c)) {
+        if let Some(next) = batch.rate_of(c) {
             let reason = format!(
                 "rate limit: account over {} deliveries a minute, until {}",
                 opts.limits.per_minute,
