@@ -21,6 +21,7 @@ mod ops_table;
 mod pairing;
 mod pg;
 mod pg_ingest;
+mod pg_round_trips;
 mod pg_schema11;
 mod pg_schema8;
 mod pushed_text;
