@@ -8,10 +8,11 @@
 //! A group of pushes only (the usual one) runs in a transaction of its own
 //! (`write_and_commit`) in two round trips when it is small: `BEGIN`
 //! pipelined with the locks, then the `INSERT`, the heads' `UPDATE` and
-//! `COMMIT` pipelined (six before: `BEGIN`, the locks, a `COPY` of two, the
-//! heads, `COMMIT`). A large group `COPY`s its ops in first (fewer WAL
-//! records; two round trips more). A group with other jobs uses the
-//! writer's transaction (`write`), its jobs then each in a savepoint.
+//! `COMMIT` pipelined (seven before: `BEGIN`, the locks, a `COPY` of three
+//! as it was prepared each time, the heads, `COMMIT`). A large group
+//! `COPY`s its ops in first (fewer WAL records; two round trips more). A
+//! group with other jobs uses the writer's transaction (`write`), its
+//! jobs then each in a savepoint.
 //!
 //! Seqs are handed out exactly as job by job: in job order, each account
 //! from the head read under its row lock, an id already stored (or pushed
@@ -208,15 +209,18 @@ pub(super) async fn write(
     if plan.rows.is_empty() {
         return Ok(Some(plan.placed));
     }
-    let (insert, set_heads) =
-        tokio::try_join!(tx.prepare_cached(INSERT), tx.prepare_cached(SET_HEADS))?;
+    let (insert, set_heads, copy) = tokio::try_join!(
+        tx.prepare_cached(INSERT),
+        tx.prepare_cached(SET_HEADS),
+        tx.prepare_cached(COPY)
+    )?;
     let heads_args: [&Arg<'_>; 2] = [&plan.heads.0, &plan.heads.1];
     match NewRows::new(&plan.rows) {
         // The COPY finished before the heads are set: pipelined, a COPY
         // that failed on a stored id was dropped mid-stream and the
         // connection closed under the group's retry (`ingest-pg2`).
         NewRows::Copy(rows) => {
-            rows.send(tx, COPY).await?;
+            rows.send(tx, &copy).await?;
             tx.execute(&set_heads, &heads_args).await?;
         }
         NewRows::Insert([nums, seqs], [ids, jsons]) => {
@@ -265,11 +269,12 @@ async fn in_own_transaction(
 ) -> Result<Option<(Vec<Placed>, Result<(), String>)>, StoreError> {
     let client: &tokio_postgres::Client = c;
     let (accounts, (find_accounts, find_ids)) = keys(pushes, look_up);
-    let (lock, find, insert, set_heads) = tokio::try_join!(
+    let (lock, find, insert, set_heads, copy) = tokio::try_join!(
         c.prepare_cached(LOCK),
         c.prepare_cached(FIND),
         c.prepare_cached(INSERT),
         c.prepare_cached(SET_HEADS),
+        c.prepare_cached(COPY),
     )?;
     let lock_args: [&Arg<'_>; 1] = [&accounts];
     let find_args: [&Arg<'_>; 2] = [&find_accounts, &find_ids];
@@ -300,7 +305,7 @@ async fn in_own_transaction(
     let (wrote, commit) = match (plan.rows.is_empty(), NewRows::new(&plan.rows)) {
         (true, _) => (Ok(0), client.batch_execute("COMMIT").await),
         (false, NewRows::Copy(rows)) => {
-            rows.send(client, COPY).await?;
+            rows.send(client, &copy).await?;
             futures_util::future::join(
                 client.execute(&set_heads, &heads_args),
                 client.batch_execute("COMMIT"),

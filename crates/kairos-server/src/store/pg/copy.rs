@@ -14,7 +14,7 @@ use std::io::Cursor;
 
 use deadpool_postgres::Transaction;
 use futures_util::SinkExt;
-use tokio_postgres::CopyInSink;
+use tokio_postgres::{CopyInSink, Statement};
 
 use super::super::StoreError;
 
@@ -23,14 +23,14 @@ use super::super::StoreError;
 pub(super) trait CopyIn: Sync {
     fn copy_rows(
         &self,
-        statement: &str,
+        statement: &Statement,
     ) -> impl Future<Output = Result<CopyInSink<Cursor<Vec<u8>>>, tokio_postgres::Error>> + Send;
 }
 
 impl CopyIn for Transaction<'_> {
     fn copy_rows(
         &self,
-        statement: &str,
+        statement: &Statement,
     ) -> impl Future<Output = Result<CopyInSink<Cursor<Vec<u8>>>, tokio_postgres::Error>> + Send
     {
         tokio_postgres::Transaction::copy_in(self, statement)
@@ -40,7 +40,7 @@ impl CopyIn for Transaction<'_> {
 impl CopyIn for tokio_postgres::Client {
     fn copy_rows(
         &self,
-        statement: &str,
+        statement: &Statement,
     ) -> impl Future<Output = Result<CopyInSink<Cursor<Vec<u8>>>, tokio_postgres::Error>> + Send
     {
         tokio_postgres::Client::copy_in(self, statement)
@@ -99,14 +99,15 @@ impl Rows {
         self
     }
 
-    /// Runs `statement` (a `COPY … FROM STDIN (FORMAT binary)` naming as
+    /// Runs `statement` (a prepared `COPY … FROM STDIN (FORMAT binary)`,
+    /// so that it costs no round trip to prepare each time, naming as
     /// many columns as each row has) with these rows; an error (a
     /// duplicate key, say) spoils the transaction, as any failed statement
     /// does.
     pub(super) async fn send(
         mut self,
         tx: &impl CopyIn,
-        statement: &str,
+        statement: &Statement,
     ) -> Result<u64, StoreError> {
         debug_assert_eq!(self.in_row, self.fields, "the last row is short");
         self.buf.extend_from_slice(&(-1_i16).to_be_bytes());
