@@ -6,7 +6,8 @@
 //! bad push still fails alone.
 //!
 //! A group of pushes only (the usual one) runs in a transaction of its own
-//! (`write_and_commit`) in two round trips when it is small: `BEGIN`
+//! (`write_and_commit`): in one round trip when it is small and needs no
+//! lookup (`flight.rs`), else in two when it is small: `BEGIN`
 //! pipelined with the locks, then the `INSERT`, the heads' `UPDATE` and
 //! `COMMIT` pipelined (seven before: `BEGIN`, the locks, a `COPY` of three
 //! as it was prepared each time, the heads, `COMMIT`). A large group
@@ -29,14 +30,14 @@ use tokio_postgres::types::ToSql;
 use super::super::tx::{to_i64, to_u64};
 use super::super::writer::{Committed, Job};
 use super::super::{NewOp, StoreError};
-use super::copy;
+use super::{copy, flight};
 
 type Arg<'a> = dyn ToSql + Sync + 'a;
 
 /// Every account's row in id order before anything else (see
 /// `writer.rs`); the lookup runs after it on the same connection, so it
 /// sees every id committed before the locks were had.
-const LOCK: &str =
+pub(super) const LOCK: &str =
     "SELECT id, head, num FROM accounts WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE";
 const FIND: &str = "SELECT t.a, t.i, o.seq
      FROM unnest($1::text[], $2::text[]) AS t(a, i)
@@ -72,9 +73,9 @@ pub(super) fn pushes(jobs: &[Job]) -> Vec<Push<'_>> {
 /// Where a push's ops went: the account's head before and after it, and
 /// each op's seq (`fresh` when stored by this push).
 pub(super) struct Placed {
-    prev: u64,
-    head: u64,
-    seqs: Vec<(u64, bool)>,
+    pub(super) prev: u64,
+    pub(super) head: u64,
+    pub(super) seqs: Vec<(u64, bool)>,
 }
 
 /// What the group writes, once its seqs are handed out.
@@ -254,7 +255,11 @@ pub(super) async fn write_and_commit(
     pushes: &[Push<'_>],
     look_up: bool,
 ) -> Result<Option<(Vec<Placed>, Result<(), String>)>, StoreError> {
-    let r = in_own_transaction(c, pushes, look_up).await;
+    let r = if flight::fits(pushes, look_up, INSERT_AT_MOST) {
+        flight::write(c, pushes).await
+    } else {
+        in_own_transaction(c, pushes, look_up).await
+    };
     if !matches!(&r, Ok(Some((_, Ok(()))))) {
         // Whatever is left open ends (PostgreSQL only warns when nothing is).
         let _ = c.batch_execute("ROLLBACK").await;

@@ -21,6 +21,7 @@ mod admin;
 mod batch;
 mod compaction;
 mod copy;
+mod flight;
 mod hints;
 mod listen;
 mod schema;
