@@ -22,6 +22,7 @@ mod pairing;
 mod pg;
 mod pg_compaction;
 mod pg_ingest;
+mod pg_round_trips;
 mod pg_schema11;
 mod pg_schema8;
 mod pushed_text;

@@ -9,12 +9,43 @@
 //! binary form (`text`: UTF-8; `bigint`: 8 bytes big-endian); a trailer
 //! of `-1` (`i16`).
 
+use std::future::Future;
 use std::io::Cursor;
 
 use deadpool_postgres::Transaction;
 use futures_util::SinkExt;
+use tokio_postgres::{CopyInSink, Statement};
 
 use super::super::StoreError;
+
+/// Where a `COPY` runs: the writer's transaction, or its connection in a
+/// transaction it began itself (`batch.rs`).
+pub(super) trait CopyIn: Sync {
+    fn copy_rows(
+        &self,
+        statement: &Statement,
+    ) -> impl Future<Output = Result<CopyInSink<Cursor<Vec<u8>>>, tokio_postgres::Error>> + Send;
+}
+
+impl CopyIn for Transaction<'_> {
+    fn copy_rows(
+        &self,
+        statement: &Statement,
+    ) -> impl Future<Output = Result<CopyInSink<Cursor<Vec<u8>>>, tokio_postgres::Error>> + Send
+    {
+        tokio_postgres::Transaction::copy_in(self, statement)
+    }
+}
+
+impl CopyIn for tokio_postgres::Client {
+    fn copy_rows(
+        &self,
+        statement: &Statement,
+    ) -> impl Future<Output = Result<CopyInSink<Cursor<Vec<u8>>>, tokio_postgres::Error>> + Send
+    {
+        tokio_postgres::Client::copy_in(self, statement)
+    }
+}
 
 const SIGNATURE: &[u8] = b"PGCOPY\n\xff\r\n\0";
 
@@ -68,18 +99,20 @@ impl Rows {
         self
     }
 
-    /// Runs `statement` (a `COPY … FROM STDIN (FORMAT binary)` naming as
+    /// Runs `statement` (a prepared `COPY … FROM STDIN (FORMAT binary)`,
+    /// so that it costs no round trip to prepare each time, naming as
     /// many columns as each row has) with these rows; an error (a
-    /// duplicate key, say) spoils `tx`, as any failed statement does.
+    /// duplicate key, say) spoils the transaction, as any failed statement
+    /// does.
     pub(super) async fn send(
         mut self,
-        tx: &Transaction<'_>,
-        statement: &str,
+        tx: &impl CopyIn,
+        statement: &Statement,
     ) -> Result<u64, StoreError> {
         debug_assert_eq!(self.in_row, self.fields, "the last row is short");
         self.buf.extend_from_slice(&(-1_i16).to_be_bytes());
         let expected = self.rows;
-        let sink = tx.copy_in::<_, Cursor<Vec<u8>>>(statement).await?;
+        let sink = tx.copy_rows(statement).await?;
         futures_util::pin_mut!(sink);
         sink.send(Cursor::new(self.buf)).await?;
         let n = sink.as_mut().finish().await?;

@@ -23,6 +23,7 @@ mod batch;
 mod compaction;
 mod compactor;
 mod copy;
+mod flight;
 mod hints;
 mod listen;
 mod presence;

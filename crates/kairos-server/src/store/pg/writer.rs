@@ -227,16 +227,13 @@ async fn together(
     now: DateTime<Utc>,
     look_up: bool,
 ) -> Result<(Vec<Done>, Result<(), String>), Vec<Job>> {
+    if jobs.iter().all(|j| matches!(j, Job::Push { .. })) {
+        return pushes_only(c, jobs, look_up).await;
+    }
     let Ok(mut tx) = c.transaction().await else {
         return Err(jobs);
     };
-    let pushes: Vec<batch::Push> = jobs
-        .iter()
-        .filter_map(|j| match j {
-            Job::Push { account, ops, .. } => Some(batch::Push { account, ops }),
-            _ => None,
-        })
-        .collect();
+    let pushes = batch::pushes(&jobs);
     let placed = match batch::write(&tx, &pushes, look_up).await {
         Ok(Some(placed)) => placed,
         Ok(None) => return Err(jobs),
@@ -263,6 +260,42 @@ async fn together(
         });
     }
     let commit = tx.commit().await.map_err(|e| e.to_string());
+    Ok((done, commit))
+}
+
+/// A group of pushes only: its own transaction, `BEGIN` and `COMMIT`
+/// pipelined with its statements (`batch::write_and_commit`).
+async fn pushes_only(
+    c: &Object,
+    jobs: Vec<Job>,
+    look_up: bool,
+) -> Result<(Vec<Done>, Result<(), String>), Vec<Job>> {
+    let pushes = batch::pushes(&jobs);
+    let (placed, commit) = match batch::write_and_commit(c, &pushes, look_up).await {
+        Ok(Some(r)) => r,
+        Ok(None) => return Err(jobs),
+        Err(e) => {
+            tracing::debug!("the group's pushes failed together, now one by one: {e}");
+            return Err(jobs);
+        }
+    };
+    drop(pushes);
+    let mut placed = placed.into_iter();
+    let done = jobs
+        .into_iter()
+        .map(|job| match (job, placed.next()) {
+            (
+                Job::Push {
+                    account,
+                    device,
+                    ops,
+                    reply,
+                },
+                Some(p),
+            ) => Done::Push(reply, Ok(batch::finish(account, device, ops, p))),
+            (job, _) => fail(job, "push not placed"),
+        })
+        .collect();
     Ok((done, commit))
 }
 
