@@ -25,6 +25,37 @@ pub struct Hub {
     accounts: Mutex<HashMap<String, Account>>,
     /// Each device's op budget per second.
     ops_per_sec: u32,
+    /// Devices whose first session opened or last closed since
+    /// `presence.rs` last asked (only once it asked: on SQLite, never).
+    /// Taken after `accounts`, never before.
+    changes: Mutex<Changes>,
+}
+
+/// The most changes kept between two presence rounds; past it they are
+/// dropped and the next round writes every session again.
+const MAX_CHANGES: usize = 100_000;
+
+#[derive(Default)]
+struct Changes {
+    tracking: bool,
+    overflowed: bool,
+    /// (account, device, connected), in order.
+    events: Vec<(String, String, bool)>,
+}
+
+impl Changes {
+    fn record(&mut self, account: &str, device: &str, connected: bool) {
+        if !self.tracking || self.overflowed {
+            return;
+        }
+        if self.events.len() >= MAX_CHANGES {
+            self.overflowed = true;
+            self.events = Vec::new();
+            return;
+        }
+        self.events
+            .push((account.to_owned(), device.to_owned(), connected));
+    }
 }
 
 /// A committed event and when it was published (the start of the
@@ -73,7 +104,15 @@ impl Hub {
         Self {
             accounts: Mutex::default(),
             ops_per_sec,
+            changes: Mutex::default(),
         }
+    }
+
+    fn changes(&self) -> MutexGuard<'_, Changes> {
+        // Plain pushes and swaps under it: a panic spoils nothing.
+        self.changes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Account>> {
@@ -103,6 +142,9 @@ impl Hub {
                 bucket: Arc::new(Mutex::new(Bucket::new(rate))),
             });
         d.sessions += 1;
+        if d.sessions == 1 {
+            self.changes().record(account, device, true);
+        }
         let bucket = Arc::clone(&d.bucket);
         Member {
             hub: Arc::clone(self),
@@ -144,12 +186,30 @@ impl Hub {
         self.lock().values().map(|a| a.devices.len()).sum()
     }
 
-    /// Every (account, device) with an open session here.
-    pub fn all_connected(&self) -> std::collections::BTreeSet<(String, String)> {
-        self.lock()
+    /// Every (account, device) with an open session here, and from now on
+    /// the changes to it for [`Self::presence_changes`] (`presence.rs`).
+    pub fn presence_snapshot(&self) -> Vec<(String, String)> {
+        let accounts = self.lock();
+        let mut changes = self.changes();
+        *changes = Changes {
+            tracking: true,
+            ..Changes::default()
+        };
+        accounts
             .iter()
             .flat_map(|(a, acc)| acc.devices.keys().map(|d| (a.clone(), d.clone())))
             .collect()
+    }
+
+    /// The changes since the last snapshot or call, in order: (account,
+    /// device, connected). `None` when there were too many to keep (then
+    /// take a snapshot).
+    pub fn presence_changes(&self) -> Option<Vec<(String, String, bool)>> {
+        let mut changes = self.changes();
+        if changes.overflowed {
+            return None;
+        }
+        Some(std::mem::take(&mut changes.events))
     }
 
     /// The account's devices with an open session.
@@ -171,6 +231,9 @@ impl Drop for Member {
             d.sessions -= 1;
             if d.sessions == 0 {
                 a.devices.remove(&self.device);
+                self.hub
+                    .changes()
+                    .record(&self.account, &self.device, false);
             }
         }
         if a.devices.is_empty() {

@@ -1,12 +1,14 @@
 //! This instance's sessions, for the other instances' device lists
 //! (PostgreSQL only: on SQLite one process holds every session). Every
 //! [`EVERY`] the task writes which devices opened or closed their last
-//! session here since its last round, and keeps its own row alive for
+//! session here since its last round (the hub records those changes, so a
+//! round costs what changed, not what is connected: 10,000 idle sessions
+//! cost nothing after the first round), and keeps its own row alive for
 //! [`ALIVE_FOR`]: a device list answered anywhere shows a device connected
 //! while an alive instance holds it, within a round of a change. A killed
 //! instance's devices stop counting when its row expires.
 
-use std::collections::BTreeSet;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -53,30 +55,78 @@ pub(crate) fn start(ctx: &Ctx) -> Option<Presence> {
 async fn run(store: Store, hub: Arc<Hub>, instance: String) {
     let mut tick = tokio::time::interval(EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    // What the database holds for this instance, as far as it knows.
-    let mut written: BTreeSet<(String, String)> = BTreeSet::new();
+    // Whether the next round writes every session (the first one, and
+    // after anything that may have lost a change).
+    let mut all = true;
     loop {
         tick.tick().await;
-        let now = hub.all_connected();
-        let opened: Vec<(String, String)> = now.difference(&written).cloned().collect();
-        let closed: Vec<String> = written.difference(&now).map(|(_, d)| d.clone()).collect();
+        let (opened, closed) = if all {
+            (hub.presence_snapshot(), Vec::new())
+        } else if let Some(changes) = hub.presence_changes() {
+            net(changes)
+        } else {
+            all = true;
+            (hub.presence_snapshot(), Vec::new())
+        };
         let now_ms = Utc::now().timestamp_millis();
         let alive_ms = i64::try_from(ALIVE_FOR.as_millis()).unwrap_or(i64::MAX);
         let round = PresenceRound {
             instance: &instance,
             now_ms,
             alive_until_ms: now_ms.saturating_add(alive_ms),
+            all,
             opened: &opened,
             closed: &closed,
         };
-        match store.presence(&round).await {
-            Ok(true) => written = now,
-            // The row was missing: the rows may be gone too (a crash
-            // empties unlogged tables). All of them again next round.
-            Ok(false) => written.clear(),
-            // Written in part, perhaps: the same difference next round
-            // (both statements are idempotent).
-            Err(e) => tracing::warn!("presence not written: {e}"),
+        all = match store.presence(&round).await {
+            // Unless the row was missing: the rows may be gone too (a
+            // crash empties unlogged tables).
+            Ok(found) => !found,
+            Err(e) => {
+                tracing::warn!("presence not written: {e}");
+                true
+            }
+        };
+    }
+}
+
+/// The round's changes, netted: each device's last change wins.
+fn net(changes: Vec<(String, String, bool)>) -> (Vec<(String, String)>, Vec<String>) {
+    let mut last: HashMap<String, (String, bool)> = HashMap::new();
+    for (account, device, connected) in changes {
+        last.insert(device, (account, connected));
+    }
+    let (mut opened, mut closed) = (Vec::new(), Vec::new());
+    for (device, (account, connected)) in last {
+        if connected {
+            opened.push((account, device));
+        } else {
+            closed.push(device);
         }
+    }
+    (opened, closed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_devices_last_change_wins() {
+        let ev = |a: &str, d: &str, c| (a.to_owned(), d.to_owned(), c);
+        let (mut opened, mut closed) = net(vec![
+            ev("x", "d1", true),
+            ev("x", "d1", false),
+            ev("x", "d2", false),
+            ev("x", "d2", true),
+            ev("y", "d3", true),
+        ]);
+        opened.sort();
+        closed.sort();
+        assert_eq!(
+            opened,
+            [("x".into(), "d2".into()), ("y".into(), "d3".into())]
+        );
+        assert_eq!(closed, ["d1"]);
     }
 }

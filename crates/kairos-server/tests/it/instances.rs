@@ -13,7 +13,7 @@ use crate::pg;
 use crate::support::{BIN, Client, Maker, Server};
 
 /// Two instances on one fresh database, each with extra `args`.
-async fn two(args1: &[&str], args2: &[&str]) -> (tempfile::TempDir, Server, Server) {
+pub(crate) async fn two(args1: &[&str], args2: &[&str]) -> (tempfile::TempDir, Server, Server) {
     let dir = tempfile::tempdir().unwrap();
     let url = pg::database().await;
     let s1 = Server::start_pg(&dir.path().join("one"), &url, args1).await;
@@ -23,7 +23,7 @@ async fn two(args1: &[&str], args2: &[&str]) -> (tempfile::TempDir, Server, Serv
 
 /// A connected, caught-up device of alice: one joined through `join_on`,
 /// connected to `session_on`.
-async fn device(join_on: &Server, session_on: &Server, name: &str) -> (String, Client) {
+pub(crate) async fn device(join_on: &Server, session_on: &Server, name: &str) -> (String, Client) {
     let (id, token) = join_on.device("alice", name).await;
     let mut c = session_on.connect(&token).await;
     c.hello(0).await;
@@ -248,64 +248,4 @@ async fn with_the_hints_suppressed_a_revocation_still_closes_the_session_on_the_
     assert_eq!((code, reason.as_str()), (4401, "device revoked"));
     // The head check runs every 500 ms.
     assert!(took < Duration::from_millis(1500), "closed after {took:?}");
-}
-
-/// Whether `device` is connected, as a device list from `c` says.
-async fn listed_connected(c: &mut Client, device: &str) -> bool {
-    c.send(&ClientMsg::Devices).await;
-    let ServerMsg::DeviceList { devices } = c.recv().await else {
-        panic!("expected a device list")
-    };
-    devices
-        .iter()
-        .find(|d| d.device == device)
-        .expect("the device is listed")
-        .connected
-}
-
-/// Asks `c` for the device list until `device` is listed as `connected`,
-/// for at most 8 s (a presence round is every 2 s); how long it took.
-async fn until_listed(c: &mut Client, device: &str, connected: bool) -> Duration {
-    let start = Instant::now();
-    while listed_connected(c, device).await != connected {
-        assert!(
-            start.elapsed() < Duration::from_secs(8),
-            "{device} not listed as connected: {connected} after 8 s"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    start.elapsed()
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_device_list_on_one_instance_shows_the_devices_connected_to_the_other() {
-    let (_dir, s1, s2) = two(&[], &[]).await;
-    let (_, mut a) = device(&s1, &s1, "laptop").await;
-    let (b_id, b) = device(&s2, &s2, "desktop").await;
-    let took = until_listed(&mut a, &b_id, true).await;
-    assert!(took < Duration::from_secs(5), "listed after {took:?}");
-    drop(b);
-    let took = until_listed(&mut a, &b_id, false).await;
-    assert!(took < Duration::from_secs(5), "unlisted after {took:?}");
-}
-
-// SIGKILL to the server process: Unix.
-#[cfg(unix)]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_instances_devices_stop_being_listed_as_connected() {
-    let (_dir, s1, mut s2) = two(&[], &[]).await;
-    let (_, mut a) = device(&s1, &s1, "laptop").await;
-    let (b_id, _b) = device(&s2, &s2, "desktop").await;
-    until_listed(&mut a, &b_id, true).await;
-    s2.signal(nix::sys::signal::Signal::SIGKILL);
-    let _ = s2.exit().await;
-    // Its row is alive for 10 s after its last round; then it counts no more.
-    let killed = Instant::now();
-    while listed_connected(&mut a, &b_id).await {
-        assert!(
-            killed.elapsed() < Duration::from_secs(15),
-            "still listed 15 s after the kill"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }

@@ -25,6 +25,7 @@ mod pg_ingest;
 mod pg_round_trips;
 mod pg_schema11;
 mod pg_schema8;
+mod presence;
 mod pushed_text;
 mod receiver;
 mod remind;

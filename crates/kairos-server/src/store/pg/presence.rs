@@ -18,6 +18,9 @@ pub struct Round<'a> {
     pub now_ms: i64,
     /// Until when the instance counts as alive without another round.
     pub alive_until_ms: i64,
+    /// Whether `opened` is every session of the instance: its other rows
+    /// are removed first.
+    pub all: bool,
     /// (account, device) of the sessions opened since the last round.
     pub opened: &'a [(String, String)],
     /// Devices whose last session here closed since the last round.
@@ -30,6 +33,10 @@ impl Postgres {
     /// sends all its sessions as opened in the next round.
     pub(crate) async fn presence(&self, r: &Round<'_>) -> Result<bool, StoreError> {
         let c = get(&self.pool).await?;
+        if r.all {
+            c.execute("DELETE FROM presence WHERE instance = $1", &[&r.instance])
+                .await?;
+        }
         let (accounts, devices): (Vec<&str>, Vec<&str>) = r
             .opened
             .iter()
