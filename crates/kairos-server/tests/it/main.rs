@@ -22,6 +22,8 @@ mod pairing;
 mod pg;
 mod pg_compaction;
 mod pg_ingest;
+// Its proxy reaches PostgreSQL over the test cluster's Unix socket.
+#[cfg(unix)]
 mod pg_round_trips;
 mod pg_schema11;
 mod pg_schema8;
