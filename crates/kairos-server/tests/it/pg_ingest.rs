@@ -11,7 +11,7 @@ use kairos_server::store::{Auth, Database};
 
 use crate::pg;
 
-fn auth(account: &str) -> Auth {
+pub(crate) fn auth(account: &str) -> Auth {
     Auth {
         account: account.to_owned(),
         device: format!("d_{:0>16}", account.len()),
@@ -33,7 +33,7 @@ pub(crate) fn ops(a: &Auth, first: u64, last: u64, tail: &str) -> Vec<Op> {
         .collect()
 }
 
-fn seqs(r: &[kairos_proto::PushResult]) -> Vec<u64> {
+pub(crate) fn seqs(r: &[kairos_proto::PushResult]) -> Vec<u64> {
     r.iter().map(|p| p.seq).collect()
 }
 

@@ -11,17 +11,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, UnixStream};
 
 use crate::pg;
-use crate::pg_ingest::ops;
+use crate::pg_ingest::{auth, ops, seqs};
 
 /// How long the proxy holds each answer back.
 const DELAY: Duration = Duration::from_millis(100);
-
-fn auth(account: &str) -> Auth {
-    Auth {
-        account: account.to_owned(),
-        device: format!("d_{:0>16}", account.len()),
-    }
-}
 
 /// A TCP proxy to the test cluster's socket: what the client sends goes
 /// through at once, what PostgreSQL answers `DELAY` later (each chunk
@@ -134,11 +127,10 @@ async fn a_large_push_goes_in_by_copy_and_again_with_its_ids_known() {
         .await
         .unwrap();
     let alice = auth("alice");
-    let seqs = |r: Vec<kairos_proto::PushResult>| r.iter().map(|p| p.seq).collect::<Vec<_>>();
     let first = store.push(&alice, ops(&alice, 1, 200, "")).await.unwrap();
-    assert_eq!(seqs(first), (1..=200).collect::<Vec<_>>());
+    assert_eq!(seqs(&first), (1..=200).collect::<Vec<_>>());
     let again = store.push(&alice, ops(&alice, 151, 300, "")).await.unwrap();
-    assert_eq!(seqs(again), (151..=300).collect::<Vec<_>>());
+    assert_eq!(seqs(&again), (151..=300).collect::<Vec<_>>());
     let stored = store.ops_after("alice", 0, 1000, 1 << 24).await.unwrap();
     assert_eq!(
         stored.iter().map(|o| o.seq).collect::<Vec<_>>(),

@@ -247,15 +247,7 @@ async fn together(
     let mut done = Vec::with_capacity(jobs.len());
     for job in jobs {
         done.push(match job {
-            Job::Push {
-                account,
-                device,
-                ops,
-                reply,
-            } => match placed.next() {
-                Some(p) => Done::Push(reply, Ok(batch::finish(account, device, ops, p))),
-                None => Done::Push(reply, Err(StoreError::Commit("push not placed".into()))),
-            },
+            push @ Job::Push { .. } => answer(push, placed.next()),
             other => apply(&mut tx, other, now).await,
         });
     }
@@ -283,20 +275,26 @@ async fn pushes_only(
     let mut placed = placed.into_iter();
     let done = jobs
         .into_iter()
-        .map(|job| match (job, placed.next()) {
-            (
-                Job::Push {
-                    account,
-                    device,
-                    ops,
-                    reply,
-                },
-                Some(p),
-            ) => Done::Push(reply, Ok(batch::finish(account, device, ops, p))),
-            (job, _) => fail(job, "push not placed"),
-        })
+        .map(|job| answer(job, placed.next()))
         .collect();
     Ok((done, commit))
+}
+
+/// A push's answer from its place in the group's writes (`None`: it has
+/// none, and fails).
+fn answer(job: Job, placed: Option<batch::Placed>) -> Done {
+    match (job, placed) {
+        (
+            Job::Push {
+                account,
+                device,
+                ops,
+                reply,
+            },
+            Some(p),
+        ) => Done::Push(reply, Ok(batch::finish(account, device, ops, p))),
+        (job, _) => fail(job, "push not placed"),
+    }
 }
 
 /// Runs `jobs` in one transaction, each in its own savepoint.
