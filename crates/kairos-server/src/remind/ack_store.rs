@@ -1,8 +1,15 @@
 //! The acknowledgement rows (`remind_ack`) on both stores, and what a
 //! round's acknowledgements do to the queue (rules in `snooze`): a
 //! dismissal marks the instance acknowledged and cancels its pending
-//! fallbacks, a snooze moves them to N after the snooze's end. "Always"
-//! fallbacks are left alone by both.
+//! fallbacks, a snooze moves them to N after the snooze's end. A snooze
+//! that comes after a channel's fallback went out (the person read the
+//! e-mail, snoozed on the laptop, shut it) queues that channel's fallback
+//! again for the return, as a new round (migrations 0010 / postgres 0015).
+//! "Always" fallbacks are left alone by all of these.
+//!
+//! Not covered: a snooze that arrives while the fallback's POST is in
+//! flight moves the claimed row, and the POST's success then finishes it,
+//! so that return is not sent (the window is one attempt, ≤ 10 s).
 
 use deadpool_postgres::GenericClient;
 use rusqlite::{Connection, OptionalExtension, params};
@@ -25,6 +32,46 @@ fn moved(channel: &str, due_ms: i64) -> String {
         "{channel} fallback waits for the snooze: due {}",
         from_ms(due_ms).to_rfc3339()
     )
+}
+
+fn returned(channel: &str, due_ms: i64) -> String {
+    format!(
+        "{channel} fallback sent before the snooze: queued again for its return, due {}",
+        from_ms(due_ms).to_rfc3339()
+    )
+}
+
+/// Queues a snooze's return on a channel whose fallback already went out
+/// (or was given up): a new delivery, `round` the snooze's end, when no
+/// row of the instance and channel is pending. Parameters: account, key,
+/// channel, due, target, secret, rank, calendar, round. Nothing when the
+/// channel never had a delivery (the planner queues the first), or this
+/// return is queued or sent already (the primary key; on PostgreSQL a sent
+/// row is deleted, so `remind_sent` says it).
+const QUEUE_RETURN: &str = "INSERT INTO remind_delivery
+       (account, key, channel, due_ms, next_ms, state, always, target, secret, rank, calendar, round)
+     SELECT ?1, ?2, ?3, ?4, ?4, 'pending', 0, ?5, ?6, ?7, ?8, ?9
+     WHERE NOT EXISTS (SELECT 1 FROM remind_delivery
+                       WHERE account = ?1 AND key = ?2 AND channel = ?3 AND state = 'pending')
+       AND (EXISTS (SELECT 1 FROM remind_delivery
+                    WHERE account = ?1 AND key = ?2 AND channel = ?3
+                      AND state IN ('delivered', 'abandoned'))
+            OR EXISTS (SELECT 1 FROM remind_sent WHERE account = ?1 AND key = ?2 AND channel = ?3))
+       AND NOT EXISTS (SELECT 1 FROM remind_sent
+                       WHERE account = ?1 AND key = ?2 AND channel = ?3 AND round = ?9)
+     ON CONFLICT DO NOTHING";
+
+/// [`QUEUE_RETURN`] with PostgreSQL's placeholders and types.
+fn queue_return_pg() -> String {
+    let mut sql = QUEUE_RETURN.replace(
+        "SELECT ?1, ?2, ?3, ?4, ?4, 'pending', 0, ?5, ?6, ?7, ?8, ?9",
+        "SELECT $1::text, $2::text, $3::text, $4::int8, $4::int8, 'pending', 0, $5::text, $6::text, \
+         $7::int8, $8::text, $9::int8",
+    );
+    for n in (1..=9).rev() {
+        sql = sql.replace(&format!("?{n}"), &format!("${n}"));
+    }
+    sql
 }
 
 fn row(dismissed: bool, hlc: Option<String>, until: Option<i64>) -> Acked {
@@ -91,13 +138,14 @@ pub(crate) fn sqlite_apply(c: &Connection, w: &Write, out: &mut Stored) -> Resul
                 }
             }
             Effect::Snoozed(until) => {
-                let calendar: Option<String> = c
+                let instance: Option<(String, Option<i64>)> = c
                     .prepare_cached(
-                        "SELECT calendar FROM remind_instance WHERE account = ?1 AND key = ?2 AND state = 'pending'",
+                        "SELECT calendar, priority FROM remind_instance
+                         WHERE account = ?1 AND key = ?2 AND state = 'pending'",
                     )?
-                    .query_row(params![a, key], |r| r.get(0))
+                    .query_row(params![a, key], |r| Ok((r.get(0)?, r.get(1)?)))
                     .optional()?;
-                let Some(calendar) = calendar else {
+                let Some((calendar, priority)) = instance else {
                     continue; // not planned yet: planning reads the row
                 };
                 out.snoozed += 1;
@@ -115,6 +163,19 @@ pub(crate) fn sqlite_apply(c: &Connection, w: &Write, out: &mut Stored) -> Resul
                         .execute(params![a, key, f.channel.name(), due])?;
                     if n > 0 {
                         super::sqlite::audit(c, a, key, now, &moved(f.channel.name(), due))?;
+                    } else if c.prepare_cached(QUEUE_RETURN)?.execute(params![
+                        a,
+                        key,
+                        f.channel.name(),
+                        due,
+                        f.target,
+                        f.secret,
+                        priority.unwrap_or(10),
+                        calendar,
+                        until
+                    ])? > 0
+                    {
+                        super::sqlite::audit(c, a, key, now, &returned(f.channel.name(), due))?;
                     }
                 }
             }
@@ -187,13 +248,14 @@ pub(crate) async fn pg_apply(
                 }
             }
             Effect::Snoozed(until) => {
-                let Some(calendar) = c
+                let Some((calendar, priority)) = c
                     .query_opt(
-                        "SELECT calendar FROM remind_instance WHERE account = $1 AND key = $2 AND state = 'pending'",
+                        "SELECT calendar, priority FROM remind_instance
+                         WHERE account = $1 AND key = $2 AND state = 'pending'",
                         &[a, &key],
                     )
                     .await?
-                    .map(|r| r.get::<_, String>(0))
+                    .map(|r| (r.get::<_, String>(0), r.get::<_, Option<i64>>(1)))
                 else {
                     continue; // not planned yet: planning reads the row
                 };
@@ -213,6 +275,26 @@ pub(crate) async fn pg_apply(
                         .await?;
                     if n > 0 {
                         super::pg::audit(c, a, key, now, &moved(f.channel.name(), due)).await?;
+                        continue;
+                    }
+                    let queued = c
+                        .execute(
+                            &queue_return_pg(),
+                            &[
+                                a,
+                                &key,
+                                &f.channel.name(),
+                                &due,
+                                &f.target,
+                                &f.secret,
+                                &priority.unwrap_or(10),
+                                &calendar,
+                                &until,
+                            ],
+                        )
+                        .await?;
+                    if queued > 0 {
+                        super::pg::audit(c, a, key, now, &returned(f.channel.name(), due)).await?;
                     }
                 }
             }

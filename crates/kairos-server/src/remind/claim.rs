@@ -25,8 +25,9 @@
 //! new row version) the index does not take every claimed row in again.
 //!
 //! A success is recorded by inserting into `remind_sent`, whose
-//! primary key (account, key, channel) admits one success per instance
-//! and channel whatever the leases did; a second is counted as a
+//! primary key (account, key, channel, round) admits one success per
+//! instance, channel and round (the trigger's, or a snooze's return)
+//! whatever the leases did; a second is counted as a
 //! duplicate, never stored. The finishes are recorded a group at a time,
 //! one transaction each (the outcomes that became ready together).
 
@@ -67,9 +68,29 @@ pub struct Claimed {
     pub next_ms: i64,
     /// The task's priority, 10 for none.
     pub rank: i64,
+    /// 0 for the trigger's fallback; for a snooze's return (sent again
+    /// because the first went out before the snooze), the snooze's end
+    /// (ms). One success per (account, key, channel, round).
+    pub round: i64,
 }
 
 impl Claimed {
+    /// For a snooze's return (round ≠ 0): the snooze's end, RFC 3339 UTC.
+    #[must_use]
+    pub fn after_snooze(&self) -> Option<String> {
+        (self.round != 0).then(|| kairos_proto::utc::format(&super::from_ms(self.round)))
+    }
+
+    /// Its name within its account, the same on every attempt:
+    /// `KEY/CHANNEL`, and `KEY/CHANNEL/after-snooze/T` for a snooze's return.
+    #[must_use]
+    pub fn name(&self) -> String {
+        match self.after_snooze() {
+            None => format!("{}/{}", self.key, self.channel),
+            Some(t) => format!("{}/{}/after-snooze/{t}", self.key, self.channel),
+        }
+    }
+
     /// Its place in the claim's order.
     #[must_use]
     pub fn order(&self) -> (i64, i64, &str, &str) {
@@ -124,6 +145,7 @@ fn claimed_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Claimed> {
         deliver_ms: r.get(5)?,
         next_ms: r.get(8)?,
         rank: r.get(9)?,
+        round: r.get(11)?,
     })
 }
 
@@ -134,7 +156,7 @@ const SQLITE_EXPIRED: &str = "UPDATE remind_delivery SET owner = ?1, lease_ms = 
                      WHERE state = 'pending' AND lease_ms > 0 AND lease_ms <= ?3 AND next_ms <= ?3
                      ORDER BY next_ms / 1000, rank, calendar, key LIMIT ?4)
      RETURNING account, key, channel, attempts, always, due_ms, target, secret, next_ms, rank,
-               calendar";
+               calendar, round";
 
 /// SQLite, the second part: due rows never claimed, in order, through
 /// `remind_delivery_fresh` (bounded by the due second so that the scan
@@ -145,7 +167,7 @@ const SQLITE_FRESH: &str = "UPDATE remind_delivery SET owner = ?1, lease_ms = ?2
                            AND lease_ms = 0
                      ORDER BY next_ms / 1000, rank, calendar, key LIMIT ?4)
      RETURNING account, key, channel, attempts, always, due_ms, target, secret, next_ms, rank,
-               calendar";
+               calendar, round";
 
 /// SQLite: claims up to `batch` due rows for `owner` until `lease_ms`.
 pub(crate) fn claim_sqlite(
@@ -211,10 +233,10 @@ pub(crate) async fn claim_pg(
                  UPDATE remind_delivery d SET owner = $1, lease_ms = $2
                  WHERE d.ctid = ANY (ARRAY(SELECT t FROM e UNION ALL SELECT t FROM f))
                  RETURNING d.account, d.key, d.channel, d.attempts, d.always, d.due_ms, d.target, d.secret,
-                           d.next_ms, d.rank
+                           d.next_ms, d.rank, d.round
              )
              SELECT u.account, u.key, u.channel, u.attempts, u.always, i.due_ms, u.target, u.secret,
-                    i.payload, i.state, i.calendar, u.due_ms, u.next_ms, u.rank FROM u
+                    i.payload, i.state, i.calendar, u.due_ms, u.next_ms, u.rank, u.round FROM u
              JOIN remind_instance i ON i.account = u.account AND i.key = u.key",
             &[&owner, &lease_ms, &now, &batch],
         )
@@ -236,6 +258,7 @@ pub(crate) async fn claim_pg(
             deliver_ms: r.get(11),
             next_ms: r.get(12),
             rank: r.get(13),
+            round: r.get(14),
         })
         .collect())
 }

@@ -1,7 +1,8 @@
 //! Recording what became of claimed deliveries (`claim.rs`), on both
 //! stores: the finishes ready together are committed in one transaction;
 //! a success is an insert into `remind_sent`, whose primary key admits one
-//! per instance and channel (a second is a duplicate, never stored). On
+//! per instance, channel and round (a second is a duplicate, never
+//! stored). On
 //! SQLite the queue row is then marked `delivered`; on PostgreSQL it is
 //! deleted in the same statement (see [`PG_SENT`]): `remind_sent` alone
 //! says the delivery was made.
@@ -56,28 +57,30 @@ fn record_sqlite(
     owner: &str,
     now: i64,
 ) -> Result<bool, StoreError> {
-    let (a, k, ch) = (&row.account, &row.key, &row.channel);
+    let (a, k, ch, r) = (&row.account, &row.key, &row.channel, row.round);
     let mut dup = false;
     match f {
         Finish::Sent => {
             dup = tx
                 .prepare_cached(
-                    "INSERT INTO remind_sent (account, key, channel, at_ms, owner)
-                     VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING",
+                    "INSERT INTO remind_sent (account, key, channel, at_ms, owner, round)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
                 )?
-                .execute(params![a, k, ch, now, owner])?
+                .execute(params![a, k, ch, now, owner, r])?
                 == 0;
             tx.prepare_cached(
                 "UPDATE remind_delivery SET state = 'delivered', done_ms = ?4, reason = NULL,
-                 attempts = attempts + 1 WHERE account = ?1 AND key = ?2 AND channel = ?3 AND state = 'pending'",
+                 attempts = attempts + 1
+                 WHERE account = ?1 AND key = ?2 AND channel = ?3 AND round = ?5 AND state = 'pending'",
             )?
-            .execute(params![a, k, ch, now])?;
+            .execute(params![a, k, ch, now, r])?;
         }
         Finish::Retry { at_ms, reason } | Finish::Defer { at_ms, reason } => {
             tx.prepare_cached(
                 "UPDATE remind_delivery SET attempts = attempts + ?7, next_ms = ?4, owner = NULL,
                  lease_ms = 0, reason = ?5
-                 WHERE account = ?1 AND key = ?2 AND channel = ?3 AND state = 'pending' AND owner = ?6",
+                 WHERE account = ?1 AND key = ?2 AND channel = ?3 AND round = ?8 AND state = 'pending'
+                   AND owner = ?6",
             )?
             .execute(params![
                 a,
@@ -86,7 +89,8 @@ fn record_sqlite(
                 at_ms,
                 reason,
                 owner,
-                i64::from(matches!(f, Finish::Retry { .. }))
+                i64::from(matches!(f, Finish::Retry { .. })),
+                r
             ])?;
         }
         Finish::Abandon(reason) | Finish::Cancel(reason) => {
@@ -98,7 +102,8 @@ fn record_sqlite(
             tx.prepare_cached(
                 "UPDATE remind_delivery SET state = ?4, reason = ?5, done_ms = ?6,
                  attempts = attempts + ?8
-                 WHERE account = ?1 AND key = ?2 AND channel = ?3 AND state = 'pending' AND owner = ?7",
+                 WHERE account = ?1 AND key = ?2 AND channel = ?3 AND round = ?9 AND state = 'pending'
+                   AND owner = ?7",
             )?
             .execute(params![
                 a,
@@ -108,7 +113,8 @@ fn record_sqlite(
                 reason,
                 now,
                 owner,
-                i64::from(state == "abandoned")
+                i64::from(state == "abandoned"),
+                r
             ])?;
         }
     }
@@ -144,13 +150,15 @@ fn record_sqlite(
 /// by an acknowledgement while its POST was in flight) is left as it is,
 /// as before.
 const PG_SENT: &str = "WITH t AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $6::int8[]) AS t(a, k, ch, n)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $6::int8[], $7::int8[])
+             AS t(a, k, ch, n, r)
      ), s AS (
-         INSERT INTO remind_sent (account, key, channel, at_ms, owner, attempt)
-         SELECT a, k, ch, $4, $5, n FROM t
+         INSERT INTO remind_sent (account, key, channel, at_ms, owner, attempt, round)
+         SELECT a, k, ch, $4, $5, n, r FROM t
      )
      DELETE FROM remind_delivery d USING t
-     WHERE d.account = t.a AND d.key = t.k AND d.channel = t.ch AND d.state = 'pending'";
+     WHERE d.account = t.a AND d.key = t.k AND d.channel = t.ch AND d.round = t.r
+       AND d.state = 'pending'";
 
 /// PostgreSQL, the audit trail of a key (`$1`): `remind_audit`'s lines,
 /// and the successes [`PG_SENT`] recorded without one, from `remind_sent`
@@ -168,7 +176,8 @@ pub(crate) const PG_WHY: &str = "SELECT account, at_ms, event FROM remind_audit 
                         CASE WHEN d.state = 'delivered' THEN d.attempts ELSE d.attempts + 1 END)
             || ', ' || s.owner || ')'
      FROM remind_sent s
-     LEFT JOIN remind_delivery d ON d.account = s.account AND d.key = s.key AND d.channel = s.channel
+     LEFT JOIN remind_delivery d
+       ON d.account = s.account AND d.key = s.key AND d.channel = s.channel AND d.round = s.round
      WHERE s.key = $1 AND s.account IN (SELECT account FROM remind_audit WHERE key = $1)
        AND NOT EXISTS (SELECT 1 FROM remind_audit a
                        WHERE a.account = s.account AND a.key = s.key
@@ -181,20 +190,23 @@ pub(crate) const PG_WHY: &str = "SELECT account, at_ms, event FROM remind_audit 
 /// chosen by whether its insert went in (`$6` if it did, `$7` if it was a
 /// duplicate).
 const PG_SENT_DUP: &str = "WITH t AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $6::text[], $7::text[], $8::int8[])
-             AS t(a, k, ch, ok, dup, n)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $6::text[], $7::text[], $8::int8[],
+                              $9::int8[])
+             AS t(a, k, ch, ok, dup, n, r)
      ), s AS (
-         INSERT INTO remind_sent (account, key, channel, at_ms, owner, attempt)
-         SELECT a, k, ch, $4, $5, n FROM t ON CONFLICT DO NOTHING RETURNING account, key, channel
+         INSERT INTO remind_sent (account, key, channel, at_ms, owner, attempt, round)
+         SELECT a, k, ch, $4, $5, n, r FROM t ON CONFLICT DO NOTHING
+         RETURNING account, key, channel, round
      ), u AS (
          DELETE FROM remind_delivery d USING t
-         WHERE d.account = t.a AND d.key = t.k AND d.channel = t.ch AND d.state = 'pending'
+         WHERE d.account = t.a AND d.key = t.k AND d.channel = t.ch AND d.round = t.r
+           AND d.state = 'pending'
      ), au AS (
          INSERT INTO remind_audit (account, key, at_ms, event)
          SELECT t.a, t.k, $4, CASE WHEN s.key IS NULL THEN t.dup ELSE t.ok END
-         FROM t LEFT JOIN s ON s.account = t.a AND s.key = t.k AND s.channel = t.ch
+         FROM t LEFT JOIN s ON s.account = t.a AND s.key = t.k AND s.channel = t.ch AND s.round = t.r
      )
-     SELECT account, key, channel FROM s";
+     SELECT account, key, channel, round FROM s";
 
 /// PostgreSQL: [`finish_sqlite`], set-based. A group of successes only
 /// (nearly every group in a burst) is one prepared statement, its own
@@ -240,7 +252,7 @@ pub(crate) async fn finish_pg(
         .iter()
         .map(|(c, f)| {
             *f == Finish::Sent
-                && !stored.contains(&(c.account.clone(), c.key.clone(), c.channel.clone()))
+                && !stored.contains(&(c.account.clone(), c.key.clone(), c.channel.clone(), c.round))
         })
         .collect())
 }
@@ -256,6 +268,11 @@ fn attempts(sent: &[&Claimed]) -> Vec<i64> {
     sent.iter().map(|c| i64::from(c.attempts) + 1).collect()
 }
 
+/// The round of each (see [`Claimed::round`]).
+fn rounds(sent: &[&Claimed]) -> Vec<i64> {
+    sent.iter().map(|c| c.round).collect()
+}
+
 /// [`PG_SENT`] for `sent`: `false` if a duplicate among them made it fail
 /// (nothing written).
 async fn record_sent_pg(
@@ -268,9 +285,12 @@ async fn record_sent_pg(
         return Ok(true);
     }
     let [a, k, ch] = columns(sent);
-    let n = attempts(sent);
+    let (n, r) = (attempts(sent), rounds(sent));
     let st = client.prepare_cached(PG_SENT).await?;
-    match client.execute(&st, &[&a, &k, &ch, &now, &owner, &n]).await {
+    match client
+        .execute(&st, &[&a, &k, &ch, &now, &owner, &n, &r])
+        .await
+    {
         Ok(_) => Ok(true),
         Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => Ok(false),
         Err(e) => Err(e.into()),
@@ -283,7 +303,7 @@ async fn record_sent_dup_pg(
     sent: &[&Claimed],
     owner: &str,
     now: i64,
-) -> Result<HashSet<(String, String, String)>, StoreError> {
+) -> Result<HashSet<(String, String, String, i64)>, StoreError> {
     if sent.is_empty() {
         return Ok(HashSet::new());
     }
@@ -293,13 +313,13 @@ async fn record_sent_dup_pg(
             .map(|c| event(c, &Finish::Sent, owner, dup))
             .collect()
     };
-    let (ok, dup, n) = (text(false), text(true), attempts(sent));
+    let (ok, dup, n, r) = (text(false), text(true), attempts(sent), rounds(sent));
     let st = client.prepare_cached(PG_SENT_DUP).await?;
     Ok(client
-        .query(&st, &[&a, &k, &ch, &now, &owner, &ok, &dup, &n])
+        .query(&st, &[&a, &k, &ch, &now, &owner, &ok, &dup, &n, &r])
         .await?
         .iter()
-        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
         .collect())
 }
 
@@ -312,7 +332,7 @@ async fn record_pg(
     owner: &str,
     now: i64,
 ) -> Result<(), StoreError> {
-    let (a, k, ch) = (&row.account, &row.key, &row.channel);
+    let (a, k, ch, r) = (&row.account, &row.key, &row.channel, &row.round);
     match f {
         Finish::Sent => {}
         Finish::Retry { at_ms, reason } | Finish::Defer { at_ms, reason } => {
@@ -320,8 +340,9 @@ async fn record_pg(
             tx.execute(
                 "UPDATE remind_delivery SET attempts = attempts + $7, next_ms = $4, owner = NULL,
                  lease_ms = 0, reason = $5
-                 WHERE account = $1 AND key = $2 AND channel = $3 AND state = 'pending' AND owner = $6",
-                &[a, k, ch, at_ms, reason, &owner, &attempt],
+                 WHERE account = $1 AND key = $2 AND channel = $3 AND round = $8 AND state = 'pending'
+                   AND owner = $6",
+                &[a, k, ch, at_ms, reason, &owner, &attempt, r],
             )
             .await?;
         }
@@ -334,8 +355,9 @@ async fn record_pg(
             tx.execute(
                 "UPDATE remind_delivery SET state = $4, reason = $5, done_ms = $6,
                  attempts = attempts + $8
-                 WHERE account = $1 AND key = $2 AND channel = $3 AND state = 'pending' AND owner = $7",
-                &[a, k, ch, &state, reason, &now, &owner, &i64::from(state == "abandoned")],
+                 WHERE account = $1 AND key = $2 AND channel = $3 AND round = $9 AND state = 'pending'
+                   AND owner = $7",
+                &[a, k, ch, &state, reason, &now, &owner, &i64::from(state == "abandoned"), r],
             )
             .await?;
         }

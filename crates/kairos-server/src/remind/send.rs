@@ -51,7 +51,7 @@ impl Channels {
     pub(super) async fn send(&self, c: &Claimed, now: DateTime<Utc>) -> Outcome {
         match c.channel.as_str() {
             "webhook" => {
-                let delivery = format!("{}/{}/{}", c.account, c.key, c.channel);
+                let delivery = format!("{}/{}", c.account, c.name());
                 let secret = c.secret.as_deref().unwrap_or_default();
                 self.poster
                     .post(&c.target, secret, &delivery, now.timestamp(), body_bytes(c))
@@ -73,6 +73,9 @@ impl Channels {
 struct Head<'a> {
     account: &'a str,
     acknowledged: bool,
+    /// A snooze's return: the snooze's end (absent for the trigger's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    after_snooze: Option<String>,
     attempt: u32,
     calendar: &'a str,
     due: String,
@@ -83,6 +86,7 @@ fn head(c: &Claimed) -> Head<'_> {
     Head {
         account: &c.account,
         acknowledged: c.state == "acked",
+        after_snooze: c.after_snooze(),
         attempt: c.attempts + 1,
         calendar: &c.calendar,
         due: kairos_proto::utc::format(&from_ms(c.due_ms)),
@@ -148,6 +152,7 @@ mod tests {
             deliver_ms: 0,
             next_ms: 0,
             rank: 10,
+            round: 0,
         }
     }
 
@@ -175,5 +180,17 @@ mod tests {
         assert_eq!(v["attempt"], 3);
         assert_eq!(v["acknowledged"], true);
         assert_eq!(v["key"], "k\"1");
+        assert!(v.get("after_snooze").is_none(), "the trigger's: no field");
+        assert_eq!(claimed("{}").name(), "k\"1/webhook");
+
+        let mut back = claimed(r#"{"summary":"pill"}"#);
+        back.round = 1_765_003_600_000;
+        let v: serde_json::Value = serde_json::from_slice(&body_bytes(&back)).expect("JSON");
+        assert_eq!(v, body(&back));
+        assert_eq!(v["after_snooze"], "2025-12-06T06:46:40Z");
+        assert_eq!(
+            back.name(),
+            "k\"1/webhook/after-snooze/2025-12-06T06:46:40Z"
+        );
     }
 }

@@ -80,7 +80,7 @@ impl Batch {
 
 /// A delivery's name in its account's reservations.
 pub(crate) fn delivery(c: &Claimed) -> String {
-    format!("{}/{}", c.key, c.channel)
+    c.name()
 }
 
 /// Whether the batch tries to send `c` (not cancelled).

@@ -6,8 +6,9 @@
 //! - `Kairos-Signature`: `v1=` + hex HMAC-SHA256, keyed by the account's
 //!   secret, over `TIMESTAMP.BODY` (the timestamp, a dot, the exact body
 //!   bytes), so a receiver can refuse old replays;
-//! - `Kairos-Delivery`: `ACCOUNT/KEY/CHANNEL`, the same on every attempt
-//!   and on every instance: the receiver's idempotency key.
+//! - `Kairos-Delivery`: `ACCOUNT/KEY/CHANNEL` (with `/after-snooze/T` for
+//!   a snooze's return), the same on every attempt and on every instance:
+//!   the receiver's idempotency key.
 
 use std::sync::Arc;
 use std::time::Duration;

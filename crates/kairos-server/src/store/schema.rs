@@ -20,6 +20,9 @@ const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../migrations/0007_ops_without_rowid.sql")),
     M::up(include_str!("../../migrations/0008_remind_snooze.sql")),
     M::up(include_str!("../../migrations/0009_remind_zone.sql")),
+    M::up(include_str!(
+        "../../migrations/0010_remind_snooze_return.sql"
+    )),
 ];
 
 /// The database file inside the data directory.

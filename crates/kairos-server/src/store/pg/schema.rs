@@ -23,6 +23,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../../migrations/postgres/0012_remind_sent_attempt.sql"),
     include_str!("../../../migrations/postgres/0013_account_revocations.sql"),
     include_str!("../../../migrations/postgres/0014_presence.sql"),
+    include_str!("../../../migrations/postgres/0015_remind_snooze_return.sql"),
 ];
 
 /// The schema version this server runs on.

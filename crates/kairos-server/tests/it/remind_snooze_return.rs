@@ -1,0 +1,107 @@
+//! A snooze after the fallback went out (`src/remind/ack_store.rs`): the
+//! person read the e-mail, snoozed the reminder on a laptop and shut it.
+//! The return is a reminder too: N minutes after the snooze's end, with no
+//! device acknowledging it, the fallback goes out again, once, under its
+//! own delivery id; a later snooze after that return brings another; a
+//! dismissal before one is due cancels it.
+
+use std::time::Duration;
+
+use kairos_server::remind::{Options, Reminders};
+
+use crate::receiver;
+use crate::remind::{NO_TASK, at, database, device_key, series, webhook};
+use crate::remind_ops::{account, channels, trail};
+use crate::support::Server;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_snooze_after_the_fallback_went_out_sends_it_again_for_the_return() {
+    let mut hook = receiver::start(&[], Duration::ZERO).await;
+    let server = Server::start(NO_TASK).await;
+    // The alarm goes off at 09:45; the fallback 5 minutes later.
+    let e1 = series("e1", "20261206T100000Z");
+    let k1 = device_key(&e1);
+    let (mut dev, mut m) = account(&server, "alice", vec![e1]).await;
+    let rem = Reminders::open(&database(&server)).await.unwrap();
+    rem.configure(webhook("alice", &hook.url, Duration::from_secs(300)))
+        .await
+        .unwrap();
+    assert_eq!(
+        rem.replicate(at("2026-12-06T08:00:00Z"))
+            .await
+            .unwrap()
+            .deliveries,
+        1
+    );
+    let (ch, o) = (channels(), Options::new("test".into()));
+    let drained = |t: &'static str| {
+        let (rem, o, ch) = (&rem, &o, &ch);
+        async move {
+            let d = rem.drain(at(t), o, ch).await.unwrap();
+            (d.claimed, d.sent)
+        }
+    };
+    assert_eq!(drained("2026-12-06T09:50:00Z").await, (1, 1), "the first");
+    let first = hook.next().await;
+    let body: serde_json::Value = serde_json::from_slice(&first.body).unwrap();
+    assert_eq!(first.delivery, format!("alice/{k1}/webhook"));
+    assert!(body.get("after_snooze").is_none(), "{body}");
+
+    // Snoozed on the laptop after the e-mail, until 10:30.
+    dev.push(&[m.snooze(&k1, at("2026-12-06T10:30:00Z"))]).await;
+    let round = rem.replicate(at("2026-12-06T09:55:00Z")).await.unwrap();
+    assert_eq!(round.snoozed, 1, "{round:?}");
+    assert_eq!(drained("2026-12-06T10:34:59Z").await, (0, 0), "not before");
+    assert_eq!(drained("2026-12-06T10:35:00Z").await, (1, 1), "the return");
+    let back = hook.next().await;
+    let body: serde_json::Value = serde_json::from_slice(&back.body).unwrap();
+    assert_eq!(
+        back.delivery,
+        format!("alice/{k1}/webhook/after-snooze/2026-12-06T10:30:00Z"),
+        "its own idempotency key"
+    );
+    assert_eq!(body["after_snooze"], "2026-12-06T10:30:00Z");
+    assert_eq!(body["key"], k1.as_str());
+
+    // The same snooze seen again (another round, the op replayed) queues
+    // nothing: that return went out.
+    dev.push(&[m.snooze(&k1, at("2026-12-06T10:30:00Z"))]).await;
+    rem.replicate(at("2026-12-06T10:36:00Z")).await.unwrap();
+    assert_eq!(drained("2026-12-06T10:50:00Z").await, (0, 0), "once");
+
+    // Snoozed again after the return went out: another return, at 11:05.
+    dev.push(&[m.snooze(&k1, at("2026-12-06T11:00:00Z"))]).await;
+    rem.replicate(at("2026-12-06T10:40:00Z")).await.unwrap();
+    assert_eq!(drained("2026-12-06T11:05:00Z").await, (1, 1));
+    let again = hook.next().await;
+    assert!(
+        again
+            .delivery
+            .ends_with("/after-snooze/2026-12-06T11:00:00Z"),
+        "{}",
+        again.delivery
+    );
+
+    // A third snooze, whose return is dismissed before it is due.
+    dev.push(&[m.snooze(&k1, at("2026-12-06T11:30:00Z"))]).await;
+    rem.replicate(at("2026-12-06T11:10:00Z")).await.unwrap();
+    dev.push(&[m.dismiss(&k1)]).await;
+    let round = rem.replicate(at("2026-12-06T11:31:00Z")).await.unwrap();
+    assert_eq!(round.acked, 1, "{round:?}");
+    assert_eq!(drained("2026-12-06T12:00:00Z").await, (0, 0), "dismissed");
+    assert!(hook.try_next().is_none());
+
+    let t = trail(&rem, "alice", "e1").await;
+    assert!(
+        t.iter().any(|l| l
+            == "webhook fallback sent before the snooze: queued again for its return, due 2026-12-06T10:35:00+00:00"),
+        "{t:?}"
+    );
+    assert_eq!(
+        t.iter()
+            .filter(|l| l.starts_with("delivered by webhook"))
+            .count(),
+        3,
+        "{t:?}"
+    );
+}
