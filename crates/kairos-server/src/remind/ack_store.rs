@@ -6,16 +6,15 @@
 //! e-mail, snoozed on the laptop, shut it) queues that channel's fallback
 //! again for the return, as a new round (migrations 0010 / postgres 0015).
 //! "Always" fallbacks are left alone by all of these.
-//!
-//! Not covered: a snooze that arrives while the fallback's POST is in
-//! flight moves the claimed row, and the POST's success then finishes it,
-//! so that return is not sent (the window is one attempt, ≤ 10 s).
+//! A snooze that comes while the fallback's attempt is in flight leaves
+//! that row to its attempt and queues the return beside it: sent, the
+//! return follows; failed, the return supersedes it (not retried).
 
 use deadpool_postgres::GenericClient;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::snooze::{self, Acked, Effect};
-use super::{Stored, Write, effective, from_ms};
+use super::{Stored, Write, dollars, effective, from_ms};
 use crate::store::StoreError;
 
 const DISMISSED: &str = "acknowledged by a device";
@@ -41,21 +40,33 @@ fn returned(channel: &str, due_ms: i64) -> String {
     )
 }
 
-/// Queues a snooze's return on a channel whose fallback already went out
-/// (or was given up): a new delivery, `round` the snooze's end, when no
-/// row of the instance and channel is pending. Parameters: account, key,
-/// channel, due, target, secret, rank, calendar, round. Nothing when the
-/// channel never had a delivery (the planner queues the first), or this
-/// return is queued or sent already (the primary key; on PostgreSQL a sent
-/// row is deleted, so `remind_sent` says it).
+/// Moves a channel's pending fallback of a snoozed instance to N after the
+/// snooze's end: account, key, channel, due, now. Not a row in flight (its
+/// lease runs past `now`): that attempt finishes it, and the snooze queues
+/// a return beside it ([`QUEUE_RETURN`]).
+const MOVE: &str = "UPDATE remind_delivery SET due_ms = ?4, next_ms = ?4
+     WHERE account = ?1 AND key = ?2 AND channel = ?3 AND state = 'pending' AND always = 0
+       AND lease_ms <= ?5";
+
+/// Queues a snooze's return on a channel whose fallback already went out,
+/// was given up, or is in flight: a new delivery, `round` the snooze's
+/// end, when no other row of the instance and channel waits. Parameters:
+/// account, key, channel, due, target, secret, rank, calendar, round, now.
+/// Nothing when the channel never had a delivery (the planner queues the
+/// first), or this return is queued or sent already (the primary key; on
+/// PostgreSQL a sent row is deleted, so `remind_sent` says it). An attempt
+/// in flight that then fails is not retried: the return supersedes it
+/// (`finish.rs`).
 const QUEUE_RETURN: &str = "INSERT INTO remind_delivery
        (account, key, channel, due_ms, next_ms, state, always, target, secret, rank, calendar, round)
      SELECT ?1, ?2, ?3, ?4, ?4, 'pending', 0, ?5, ?6, ?7, ?8, ?9
      WHERE NOT EXISTS (SELECT 1 FROM remind_delivery
-                       WHERE account = ?1 AND key = ?2 AND channel = ?3 AND state = 'pending')
+                       WHERE account = ?1 AND key = ?2 AND channel = ?3 AND state = 'pending'
+                         AND lease_ms <= ?10)
        AND (EXISTS (SELECT 1 FROM remind_delivery
                     WHERE account = ?1 AND key = ?2 AND channel = ?3
-                      AND state IN ('delivered', 'abandoned'))
+                      AND (state IN ('delivered', 'abandoned')
+                           OR (state = 'pending' AND lease_ms > ?10)))
             OR EXISTS (SELECT 1 FROM remind_sent WHERE account = ?1 AND key = ?2 AND channel = ?3))
        AND NOT EXISTS (SELECT 1 FROM remind_sent
                        WHERE account = ?1 AND key = ?2 AND channel = ?3 AND round = ?9)
@@ -63,15 +74,11 @@ const QUEUE_RETURN: &str = "INSERT INTO remind_delivery
 
 /// [`QUEUE_RETURN`] with PostgreSQL's placeholders and types.
 fn queue_return_pg() -> String {
-    let mut sql = QUEUE_RETURN.replace(
+    dollars(&QUEUE_RETURN.replace(
         "SELECT ?1, ?2, ?3, ?4, ?4, 'pending', 0, ?5, ?6, ?7, ?8, ?9",
         "SELECT $1::text, $2::text, $3::text, $4::int8, $4::int8, 'pending', 0, $5::text, $6::text, \
          $7::int8, $8::text, $9::int8",
-    );
-    for n in (1..=9).rev() {
-        sql = sql.replace(&format!("?{n}"), &format!("${n}"));
-    }
-    sql
+    ))
 }
 
 fn row(dismissed: bool, hlc: Option<String>, until: Option<i64>) -> Acked {
@@ -155,12 +162,13 @@ pub(crate) fn sqlite_apply(c: &Connection, w: &Write, out: &mut Stored) -> Resul
                     .filter(|f| !f.always)
                 {
                     let due = until.saturating_add(f.after_ms());
-                    let n = c
-                        .prepare_cached(
-                            "UPDATE remind_delivery SET due_ms = ?4, next_ms = ?4
-                             WHERE account = ?1 AND key = ?2 AND channel = ?3 AND state = 'pending' AND always = 0",
-                        )?
-                        .execute(params![a, key, f.channel.name(), due])?;
+                    let n = c.prepare_cached(MOVE)?.execute(params![
+                        a,
+                        key,
+                        f.channel.name(),
+                        due,
+                        now
+                    ])?;
                     if n > 0 {
                         super::sqlite::audit(c, a, key, now, &moved(f.channel.name(), due))?;
                     } else if c.prepare_cached(QUEUE_RETURN)?.execute(params![
@@ -172,7 +180,8 @@ pub(crate) fn sqlite_apply(c: &Connection, w: &Write, out: &mut Stored) -> Resul
                         f.secret,
                         priority.unwrap_or(10),
                         calendar,
-                        until
+                        until,
+                        now
                     ])? > 0
                     {
                         super::sqlite::audit(c, a, key, now, &returned(f.channel.name(), due))?;
@@ -267,11 +276,7 @@ pub(crate) async fn pg_apply(
                 {
                     let due = until.saturating_add(f.after_ms());
                     let n = c
-                        .execute(
-                            "UPDATE remind_delivery SET due_ms = $4, next_ms = $4
-                             WHERE account = $1 AND key = $2 AND channel = $3 AND state = 'pending' AND always = 0",
-                            &[a, &key, &f.channel.name(), &due],
-                        )
+                        .execute(&dollars(MOVE), &[a, &key, &f.channel.name(), &due, &now])
                         .await?;
                     if n > 0 {
                         super::pg::audit(c, a, key, now, &moved(f.channel.name(), due)).await?;
@@ -290,6 +295,7 @@ pub(crate) async fn pg_apply(
                                 &priority.unwrap_or(10),
                                 &calendar,
                                 &until,
+                                &now,
                             ],
                         )
                         .await?;

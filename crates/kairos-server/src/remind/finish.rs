@@ -16,6 +16,34 @@ use super::claim::{Claimed, Finish};
 use super::pg::audit as pg_audit;
 use crate::store::StoreError;
 
+/// Why an attempt that failed or was deferred is not tried again.
+const SUPERSEDED: &str = "snoozed on a device while it was under way, its return is queued";
+
+/// A failed or deferred attempt of a row a snooze's return supersedes
+/// (queued beside it while it was in flight, `ack_store::QUEUE_RETURN`) is
+/// cancelled, not retried: the person saw the reminder and asked for it
+/// later. Parameters: account, key, channel, round, reason, now, counted
+/// attempt (0 or 1), owner.
+const CANCEL_SUPERSEDED: &str = "UPDATE remind_delivery SET state = 'cancelled', reason = ?5,
+         done_ms = ?6, attempts = attempts + ?7
+     WHERE account = ?1 AND key = ?2 AND channel = ?3 AND round = ?4 AND state = 'pending'
+       AND owner = ?8
+       AND EXISTS (SELECT 1 FROM remind_delivery n
+                   WHERE n.account = ?1 AND n.key = ?2 AND n.channel = ?3 AND n.round <> ?4
+                     AND n.state = 'pending')";
+
+/// The audit line of an attempt [`CANCEL_SUPERSEDED`] cancelled.
+fn superseded(c: &Claimed, f: &Finish, owner: &str) -> String {
+    let what = match f {
+        Finish::Retry { reason, .. } => {
+            format!("{} attempt {} failed: {reason}", c.channel, c.attempts + 1)
+        }
+        Finish::Defer { reason, .. } => format!("{} deferred: {reason}", c.channel),
+        other => event(c, other, owner, false),
+    };
+    format!("{what}; not tried again: {SUPERSEDED}")
+}
+
 fn event(c: &Claimed, f: &Finish, owner: &str, dup: bool) -> String {
     let n = c.attempts + 1;
     match f {
@@ -76,6 +104,18 @@ fn record_sqlite(
             .execute(params![a, k, ch, now, r])?;
         }
         Finish::Retry { at_ms, reason } | Finish::Defer { at_ms, reason } => {
+            let counted = i64::from(matches!(f, Finish::Retry { .. }));
+            if tx
+                .prepare_cached(CANCEL_SUPERSEDED)?
+                .execute(params![a, k, ch, r, SUPERSEDED, now, counted, owner])?
+                > 0
+            {
+                tx.prepare_cached(
+                    "INSERT INTO remind_audit (account, key, at_ms, event) VALUES (?1, ?2, ?3, ?4)",
+                )?
+                .execute(params![a, k, now, superseded(row, f, owner)])?;
+                return Ok(false);
+            }
             tx.prepare_cached(
                 "UPDATE remind_delivery SET attempts = attempts + ?7, next_ms = ?4, owner = NULL,
                  lease_ms = 0, reason = ?5
@@ -89,7 +129,7 @@ fn record_sqlite(
                 at_ms,
                 reason,
                 owner,
-                i64::from(matches!(f, Finish::Retry { .. })),
+                counted,
                 r
             ])?;
         }
@@ -235,15 +275,12 @@ pub(crate) async fn finish_pg(
         let tx = c.transaction().await?;
         let stored = record_sent_dup_pg(&tx, &sent, owner, now).await?;
         for (row, f) in group.iter().filter(|(_, f)| *f != Finish::Sent) {
-            record_pg(&tx, row, f, owner, now).await?;
-            pg_audit(
-                &tx,
-                &row.account,
-                &row.key,
-                now,
-                &event(row, f, owner, false),
-            )
-            .await?;
+            let line = if record_pg(&tx, row, f, owner, now).await? {
+                event(row, f, owner, false)
+            } else {
+                superseded(row, f, owner)
+            };
+            pg_audit(&tx, &row.account, &row.key, now, &line).await?;
         }
         tx.commit().await?;
         stored
@@ -324,19 +361,27 @@ async fn record_sent_dup_pg(
 }
 
 /// A failure, deferral or cancellation (never a success: see
-/// [`finish_pg`]); its audit line is the caller's.
+/// [`finish_pg`]); its audit line is the caller's. `false` when a snooze's
+/// return superseded the row ([`CANCEL_SUPERSEDED`]).
 async fn record_pg(
     tx: &impl GenericClient,
     row: &Claimed,
     f: &Finish,
     owner: &str,
     now: i64,
-) -> Result<(), StoreError> {
+) -> Result<bool, StoreError> {
     let (a, k, ch, r) = (&row.account, &row.key, &row.channel, &row.round);
     match f {
         Finish::Sent => {}
         Finish::Retry { at_ms, reason } | Finish::Defer { at_ms, reason } => {
             let attempt = i64::from(matches!(f, Finish::Retry { .. }));
+            let sql = super::dollars(CANCEL_SUPERSEDED);
+            let why = SUPERSEDED;
+            let args: [&(dyn tokio_postgres::types::ToSql + Sync); 8] =
+                [a, k, ch, r, &why, &now, &attempt, &owner];
+            if tx.execute(&sql, &args).await? > 0 {
+                return Ok(false);
+            }
             tx.execute(
                 "UPDATE remind_delivery SET attempts = attempts + $7, next_ms = $4, owner = NULL,
                  lease_ms = 0, reason = $5
@@ -362,5 +407,5 @@ async fn record_pg(
             .await?;
         }
     }
-    Ok(())
+    Ok(true)
 }

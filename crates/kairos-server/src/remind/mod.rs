@@ -302,6 +302,16 @@ impl Reminders {
     }
 }
 
+/// `sql` written for SQLite with PostgreSQL's placeholders (`?N` → `$N`,
+/// up to 19).
+pub(crate) fn dollars(sql: &str) -> String {
+    let mut sql = sql.to_owned();
+    for n in (1..=19).rev() {
+        sql = sql.replace(&format!("?{n}"), &format!("${n}"));
+    }
+    sql
+}
+
 /// A delivery's place among its second's (`rank` in the queue): the
 /// task's priority, 10 for none.
 pub(crate) fn rank(priority: Option<u8>) -> i64 {

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
-use tokio::sync::mpsc;
+use tokio::sync::{Semaphore, mpsc};
 
 /// One POST as received.
 #[derive(Debug, Clone)]
@@ -29,6 +29,20 @@ pub struct Receiver {
 /// Starts a receiver answering with `script` first, then 200, each answer
 /// after `delay` (a slow receiver, so a drain takes time).
 pub async fn start(script: &[u16], delay: Duration) -> Receiver {
+    serve(script, delay, None).await
+}
+
+/// A receiver that answers each POST only when the test adds a permit to
+/// the semaphore: a POST held in flight for as long as the test needs.
+pub async fn start_held(script: &[u16]) -> (Receiver, Arc<Semaphore>) {
+    let gate = Arc::new(Semaphore::new(0));
+    (
+        serve(script, Duration::ZERO, Some(Arc::clone(&gate))).await,
+        gate,
+    )
+}
+
+async fn serve(script: &[u16], delay: Duration, gate: Option<Arc<Semaphore>>) -> Receiver {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/hook", listener.local_addr().unwrap());
     let script = Arc::new(Mutex::new(script.iter().copied().collect::<VecDeque<_>>()));
@@ -38,7 +52,7 @@ pub async fn start(script: &[u16], delay: Duration) -> Receiver {
             let Ok((tcp, _)) = listener.accept().await else {
                 return;
             };
-            let (tx, script) = (tx.clone(), Arc::clone(&script));
+            let (tx, script, gate) = (tx.clone(), Arc::clone(&script), gate.clone());
             tokio::spawn(async move {
                 let (r, mut w) = tcp.into_split();
                 let mut r = BufReader::new(r);
@@ -88,6 +102,11 @@ pub async fn start(script: &[u16], delay: Duration) -> Receiver {
                     let _ = tx.send(post);
                     if !delay.is_zero() {
                         tokio::time::sleep(delay).await;
+                    }
+                    if let Some(gate) = &gate
+                        && let Ok(permit) = gate.acquire().await
+                    {
+                        permit.forget();
                     }
                     let reply = format!("HTTP/1.1 {status} X\r\ncontent-length: 0\r\n\r\n");
                     if w.write_all(reply.as_bytes()).await.is_err() {

@@ -105,3 +105,82 @@ async fn a_snooze_after_the_fallback_went_out_sends_it_again_for_the_return() {
         "{t:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_snooze_while_the_fallback_is_in_flight_queues_the_return_beside_it() {
+    // e1's POST in flight succeeds, e2's fails (503): either way the
+    // return goes out at the snooze's end + 5 min, and e2's failed attempt
+    // is not retried (the person saw the reminder and asked for it later).
+    let (mut hook, gate) = receiver::start_held(&[200, 503]).await;
+    let server = Server::start(NO_TASK).await;
+    let (e1, e2) = (
+        series("e1", "20261206T100000Z"),
+        series("e2", "20261206T110000Z"),
+    );
+    let (k1, k2) = (device_key(&e1), device_key(&e2));
+    let (mut dev, mut m) = account(&server, "carol", vec![e1, e2]).await;
+    let rem = Reminders::open(&database(&server)).await.unwrap();
+    rem.configure(webhook("carol", &hook.url, Duration::from_secs(300)))
+        .await
+        .unwrap();
+    rem.replicate(at("2026-12-06T08:00:00Z")).await.unwrap();
+    let (ch, o) = (channels(), Options::new("test".into()));
+
+    for (key, fires, snoozed_at, until) in [
+        (
+            &k1,
+            "2026-12-06T09:50:00Z",
+            "2026-12-06T09:50:30Z",
+            "2026-12-06T11:30:00Z",
+        ),
+        (
+            &k2,
+            "2026-12-06T10:50:00Z",
+            "2026-12-06T10:50:30Z",
+            "2026-12-06T11:40:00Z",
+        ),
+    ] {
+        // The snooze is pushed and replicated while the POST is held.
+        let side = async {
+            let post = hook.next().await;
+            dev.push(&[m.snooze(key, at(until))]).await;
+            let round = rem.replicate(at(snoozed_at)).await.unwrap();
+            gate.add_permits(1);
+            (post, round)
+        };
+        let (drained, (post, round)) = tokio::join!(rem.drain(at(fires), &o, &ch), side);
+        drained.unwrap();
+        assert_eq!(post.delivery, format!("carol/{key}/webhook"));
+        assert_eq!(round.snoozed, 1, "{round:?}");
+    }
+    // Where e2's retry would have been (10 s after its failure): nothing.
+    assert_eq!(
+        rem.drain(at("2026-12-06T11:00:00Z"), &o, &ch)
+            .await
+            .unwrap()
+            .claimed,
+        0,
+        "e2 not retried"
+    );
+    gate.add_permits(2);
+    for (key, until, back) in [
+        (&k1, "2026-12-06T11:30:00Z", "2026-12-06T11:35:00Z"),
+        (&k2, "2026-12-06T11:40:00Z", "2026-12-06T11:45:00Z"),
+    ] {
+        let d = rem.drain(at(back), &o, &ch).await.unwrap();
+        assert_eq!((d.claimed, d.sent), (1, 1), "{key}'s return");
+        let post = hook.next().await;
+        assert_eq!(
+            post.delivery,
+            format!("carol/{key}/webhook/after-snooze/{until}")
+        );
+    }
+    assert!(hook.try_next().is_none());
+    let t = trail(&rem, "carol", "e2").await;
+    assert!(
+        t.iter().any(|l| l.ends_with(
+            "not tried again: snoozed on a device while it was under way, its return is queued"
+        )),
+        "{t:?}"
+    );
+}
