@@ -77,8 +77,14 @@ impl Mailer {
         if let Some(loc) = r["location"].as_str() {
             text.push_str(&format!("Where: {loc}\n"));
         }
+        let why = match body["after_snooze"].as_str() {
+            Some(t) => {
+                format!("It was snoozed on a device until {t}; no device acknowledged its return.")
+            }
+            None => "No device acknowledged this reminder.".to_owned(),
+        };
         text.push_str(&format!(
-            "Calendar: {}\n\nNo device acknowledged this reminder.\nKey: {}\n",
+            "Calendar: {}\n\n{why}\nKey: {}\n",
             r["calendar"].as_str().unwrap_or(""),
             body["key"].as_str().unwrap_or("")
         ));
