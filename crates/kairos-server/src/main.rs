@@ -61,6 +61,11 @@ struct Cli {
     /// Sender of reminder e-mails.
     #[arg(long, default_value = "Kairos <kairos@localhost>")]
     mail_from: String,
+    /// PEM file of CA certificates webhook receivers are trusted by,
+    /// besides the web's roots (a receiver inside your network with a
+    /// certificate of your own CA, or its own self-signed one).
+    #[arg(long, value_name = "FILE")]
+    webhook_ca: Option<PathBuf>,
     /// Run no reminder task on this instance.
     #[arg(long)]
     no_reminders: bool,
@@ -236,6 +241,13 @@ fn serve(cli: Cli) -> anyhow::Result<()> {
     config.reminders.enabled = !cli.no_reminders;
     config.reminders.smtp.clone_from(&cli.smtp);
     config.reminders.mail_from.clone_from(&cli.mail_from);
+    if let Some(path) = &cli.webhook_ca {
+        let pem = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("--webhook-ca {}: {e}", path.display()))?;
+        kairos_tls::ca_certificates(&pem)
+            .map_err(|e| anyhow::anyhow!("--webhook-ca {}: {e}", path.display()))?;
+        config.reminders.webhook_ca = Some(pem);
+    }
     config.reminders.lease = Duration::from_millis(cli.remind_lease_ms.max(1));
     config.reminders.poll = Duration::from_millis(cli.remind_poll_ms.max(1));
     config.reminders.concurrency = usize::from(cli.remind_concurrency);

@@ -21,6 +21,9 @@ pub struct Settings {
     pub smtp: Option<String>,
     /// The sender of reminder e-mails.
     pub mail_from: String,
+    /// CA certificates (PEM) webhook receivers are trusted by, besides the
+    /// web's roots.
+    pub webhook_ca: Option<String>,
     /// See [`Options::lease`].
     pub lease: Duration,
     /// See [`Options::poll`].
@@ -39,6 +42,7 @@ impl Default for Settings {
             enabled: true,
             smtp: None,
             mail_from: "Kairos <kairos@localhost>".into(),
+            webhook_ca: None,
             lease: Duration::from_secs(60),
             poll: Duration::from_secs(1),
             concurrency: 32,
@@ -96,7 +100,7 @@ pub async fn start(
         None => None,
     };
     let channels = Channels {
-        poster: Poster::new()?,
+        poster: Poster::with_ca(settings.webhook_ca.as_deref())?,
         mailer,
     };
     let mut opts = Options::new(owner());

@@ -10,7 +10,6 @@
 //!   a snooze's return), the same on every attempt and on every instance:
 //!   the receiver's idempotency key.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
@@ -90,14 +89,19 @@ impl Poster {
     /// # Errors
     /// The TLS configuration or the client cannot be built.
     pub fn new() -> Result<Self, String> {
-        let mut roots = rustls::RootCertStore::empty();
-        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let tls = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(|e| e.to_string())?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
+        Self::with_ca(None)
+    }
+
+    /// A client trusting the web's roots and the CA certificates in
+    /// `ca_pem` (an operator's own CA, for webhooks inside their network;
+    /// a receiver presenting one of them itself, self-signed, too): the
+    /// trust of `kairos sync join --ca` (kairos-tls).
+    ///
+    /// # Errors
+    /// A CA text that holds no usable certificate (named), or the client
+    /// cannot be built.
+    pub fn with_ca(ca_pem: Option<&str>) -> Result<Self, String> {
+        let tls = kairos_tls::client_config(ca_pem)?;
         let client = reqwest::Client::builder()
             .tls_backend_preconfigured(tls)
             .redirect(reqwest::redirect::Policy::none())
@@ -139,7 +143,12 @@ impl Poster {
             Ok(r) if r.status().is_success() => Outcome::Sent,
             Ok(r) => classify(r.status().as_u16()),
             Err(e) if e.is_builder() => Outcome::Permanent(format!("request: {e}")),
-            Err(e) => Outcome::Retryable(format!("{e}")),
+            // Refused by the trust (expired, another name, an unknown CA):
+            // no retry minutes later changes that; say what is wrong.
+            Err(e) => match kairos_tls::refused_certificate(&e) {
+                Some(problem) => Outcome::Permanent(format!("TLS: {problem}")),
+                None => Outcome::Retryable(format!("{e}")),
+            },
         }
     }
 }

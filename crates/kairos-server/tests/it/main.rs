@@ -33,6 +33,7 @@ mod receiver;
 mod remind;
 mod remind_deleted;
 mod remind_group;
+mod remind_https;
 mod remind_mail;
 mod remind_metrics;
 mod remind_ops;
