@@ -54,10 +54,19 @@ struct Cli {
     /// heads; either store: whether they were deleted).
     #[arg(long, hide = true, default_value_t = 500)]
     head_check_ms: u64,
-    /// SMTP relay for reminder e-mails: smtp://[user:pass@]host[:port]
-    /// (STARTTLS when the relay offers it).
+    /// SMTP relay for reminder e-mails: smtp://[user@]host[:port] (port 25;
+    /// STARTTLS when offered, required with a user) or
+    /// smtps://[user@]host[:port] (TLS from the start, port 465).
     #[arg(long)]
     smtp: Option<String>,
+    /// File holding the SMTP relay's password (its first line), so that it
+    /// is not in the URL, where every `ps` shows it.
+    #[arg(long, value_name = "FILE")]
+    smtp_password_file: Option<PathBuf>,
+    /// PEM file of CA certificates the SMTP relay is trusted by, besides
+    /// the web's roots.
+    #[arg(long, value_name = "FILE")]
+    smtp_ca: Option<PathBuf>,
     /// Sender of reminder e-mails.
     #[arg(long, default_value = "Kairos <kairos@localhost>")]
     mail_from: String,
@@ -228,6 +237,18 @@ fn invite(db: &Database, account: &str, ttl_secs: u64) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The PEM text of a CA file given as `flag`, checked (kairos-tls).
+fn ca_file(flag: &str, path: Option<&std::path::Path>) -> anyhow::Result<Option<String>> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let pem = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("{flag} {}: {e}", path.display()))?;
+    kairos_tls::ca_certificates(&pem)
+        .map_err(|e| anyhow::anyhow!("{flag} {}: {e}", path.display()))?;
+    Ok(Some(pem))
+}
+
 fn serve(cli: Cli) -> anyhow::Result<()> {
     let mut config = Config::new(cli.data.clone());
     config.handshake_timeout = Duration::from_millis(cli.handshake_timeout_ms);
@@ -241,12 +262,19 @@ fn serve(cli: Cli) -> anyhow::Result<()> {
     config.reminders.enabled = !cli.no_reminders;
     config.reminders.smtp.clone_from(&cli.smtp);
     config.reminders.mail_from.clone_from(&cli.mail_from);
-    if let Some(path) = &cli.webhook_ca {
-        let pem = std::fs::read_to_string(path)
-            .map_err(|e| anyhow::anyhow!("--webhook-ca {}: {e}", path.display()))?;
-        kairos_tls::ca_certificates(&pem)
-            .map_err(|e| anyhow::anyhow!("--webhook-ca {}: {e}", path.display()))?;
-        config.reminders.webhook_ca = Some(pem);
+    config.reminders.webhook_ca = ca_file("--webhook-ca", cli.webhook_ca.as_deref())?;
+    config.reminders.relay.ca_pem = ca_file("--smtp-ca", cli.smtp_ca.as_deref())?;
+    if let Some(path) = &cli.smtp_password_file {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("--smtp-password-file {}: {e}", path.display()))?;
+        let password = text.lines().next().unwrap_or_default();
+        if password.is_empty() {
+            anyhow::bail!(
+                "--smtp-password-file {}: its first line is empty",
+                path.display()
+            );
+        }
+        config.reminders.relay.password = Some(password.to_owned());
     }
     config.reminders.lease = Duration::from_millis(cli.remind_lease_ms.max(1));
     config.reminders.poll = Duration::from_millis(cli.remind_poll_ms.max(1));

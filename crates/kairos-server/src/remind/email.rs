@@ -1,13 +1,17 @@
-//! The e-mail channel: lettre over SMTP to the relay named by `--smtp`,
-//! STARTTLS when the relay offers it (rustls with ring and the web's
-//! roots), plain otherwise (a relay on the same host). 4xx replies and
-//! connection failures are retryable, 5xx permanent.
+//! The e-mail channel: lettre over SMTP to the relay named by `--smtp`.
+//! `smtp://` (port 25 by default) upgrades with STARTTLS when the relay
+//! offers it, and insists on it when the relay is given credentials (a
+//! password is never sent in the clear); `smtps://` (port 465 by default)
+//! is TLS from the first byte. rustls with ring trusts the web's roots
+//! and the CA certificates of `--smtp-ca`. 4xx replies and connection
+//! failures are retryable; 5xx, a relay without the STARTTLS it needs and
+//! a certificate the trust refuses are permanent.
 
 use std::time::Duration;
 
 use lettre::message::Mailbox;
 use lettre::transport::smtp::authentication::Credentials;
-use lettre::transport::smtp::client::{Tls, TlsParameters};
+use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
 use super::webhook::Outcome;
@@ -21,16 +25,42 @@ pub struct Mailer {
     from: Mailbox,
 }
 
+/// Where and how to reach the relay, beside its URL.
+#[derive(Debug, Clone, Default)]
+pub struct Relay {
+    /// The password (`--smtp-password-file`), for a URL that names only
+    /// the user: a password in the URL is in every `ps` listing.
+    pub password: Option<String>,
+    /// CA certificates (PEM) the relay's certificate may chain to, besides
+    /// the web's roots (`--smtp-ca`).
+    pub ca_pem: Option<String>,
+}
+
 impl Mailer {
-    /// A relay from `smtp://[user:pass@]host[:port]` (port 25 by default)
-    /// sending as `from`.
+    /// A relay from `smtp://[user[:pass]@]host[:port]` or
+    /// `smtps://[user[:pass]@]host[:port]` sending as `from`.
     ///
     /// # Errors
     /// The URL or the address does not parse, or TLS cannot be set up.
     pub fn new(url: &str, from: &str) -> Result<Self, String> {
-        let rest = url
-            .strip_prefix("smtp://")
-            .ok_or_else(|| format!("SMTP relay {url:?} must start with smtp://"))?;
+        Self::with(url, from, &Relay::default())
+    }
+
+    /// [`Mailer::new`] with a password and CA certificates from files.
+    ///
+    /// # Errors
+    /// As [`Mailer::new`]; a password both in the URL and given, a CA text
+    /// that holds no certificate.
+    pub fn with(url: &str, from: &str, relay: &Relay) -> Result<Self, String> {
+        let (implicit, rest) = if let Some(rest) = url.strip_prefix("smtps://") {
+            (true, rest)
+        } else if let Some(rest) = url.strip_prefix("smtp://") {
+            (false, rest)
+        } else {
+            return Err(format!(
+                "SMTP relay {url:?} must start with smtp:// or smtps://"
+            ));
+        };
         let (auth, hostport) = match rest.rsplit_once('@') {
             Some((auth, hp)) => (Some(auth), hp),
             None => (None, rest),
@@ -42,19 +72,48 @@ impl Mailer {
                 p.parse::<u16>()
                     .map_err(|_| format!("SMTP relay {url:?}: port {p:?} is not a number"))?,
             ),
-            None => (hostport, 25),
+            None => (hostport, if implicit { 465 } else { 25 }),
         };
         if host.is_empty() {
             return Err(format!("SMTP relay {url:?} names no host"));
         }
-        let tls = TlsParameters::new_rustls(host.to_owned()).map_err(|e| e.to_string())?;
+        let credentials = match (auth.map(|a| a.split_once(':')), auth, &relay.password) {
+            (Some(Some(_)), _, Some(_)) => {
+                return Err(format!(
+                    "SMTP relay {url:?}: a password in the URL and a password file; give one"
+                ));
+            }
+            (Some(Some((user, pass))), _, None) => Some(Credentials::new(user.into(), pass.into())),
+            (_, Some(user), Some(pass)) => Some(Credentials::new(user.into(), pass.clone())),
+            (_, Some(user), None) => Some(Credentials::new(user.into(), String::new())),
+            (_, None, Some(_)) => {
+                return Err(format!(
+                    "SMTP relay {url:?}: a password file but no user (smtp://USER@host)"
+                ));
+            }
+            (_, None, None) => None,
+        };
+        let mut params = TlsParameters::builder(host.to_owned());
+        if let Some(pem) = &relay.ca_pem {
+            for der in kairos_tls::ca_certificates(pem)? {
+                let cert = Certificate::from_der(der.to_vec()).map_err(|e| e.to_string())?;
+                params = params.add_root_certificate(cert);
+            }
+        }
+        let params = params.build_rustls().map_err(|e| e.to_string())?;
+        let tls = if implicit {
+            Tls::Wrapper(params)
+        } else if credentials.is_some() {
+            Tls::Required(params)
+        } else {
+            Tls::Opportunistic(params)
+        };
         let mut builder = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(host)
             .port(port)
-            .tls(Tls::Opportunistic(tls))
+            .tls(tls)
             .timeout(Some(TIMEOUT));
-        if let Some(auth) = auth {
-            let (user, pass) = auth.split_once(':').unwrap_or((auth, ""));
-            builder = builder.credentials(Credentials::new(user.to_owned(), pass.to_owned()));
+        if let Some(c) = credentials {
+            builder = builder.credentials(c);
         }
         let from = from
             .parse::<Mailbox>()
@@ -101,7 +160,13 @@ impl Mailer {
         match self.transport.send(msg).await {
             Ok(_) => Outcome::Sent,
             Err(e) if e.is_permanent() => Outcome::Permanent(format!("SMTP: {e}")),
-            Err(e) => Outcome::Retryable(format!("SMTP: {e}")),
+            // The relay's certificate refused, or no STARTTLS where it is
+            // required: a retry minutes later changes neither.
+            Err(e) => match kairos_tls::refused_certificate(&e) {
+                Some(problem) => Outcome::Permanent(format!("SMTP TLS: {problem}")),
+                None if e.is_client() => Outcome::Permanent(format!("SMTP: {e}")),
+                None => Outcome::Retryable(format!("SMTP: {e}")),
+            },
         }
     }
 }

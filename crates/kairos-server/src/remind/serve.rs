@@ -24,6 +24,8 @@ pub struct Settings {
     /// CA certificates (PEM) webhook receivers are trusted by, besides the
     /// web's roots.
     pub webhook_ca: Option<String>,
+    /// The relay's password and CA certificates, beside its URL.
+    pub relay: super::email::Relay,
     /// See [`Options::lease`].
     pub lease: Duration,
     /// See [`Options::poll`].
@@ -43,6 +45,7 @@ impl Default for Settings {
             smtp: None,
             mail_from: "Kairos <kairos@localhost>".into(),
             webhook_ca: None,
+            relay: super::email::Relay::default(),
             lease: Duration::from_secs(60),
             poll: Duration::from_secs(1),
             concurrency: 32,
@@ -96,7 +99,11 @@ pub async fn start(
         .map_err(|e| e.to_string())?
         .with_metrics(metrics);
     let mailer = match &settings.smtp {
-        Some(url) => Some(Arc::new(Mailer::new(url, &settings.mail_from)?)),
+        Some(url) => Some(Arc::new(Mailer::with(
+            url,
+            &settings.mail_from,
+            &settings.relay,
+        )?)),
         None => None,
     };
     let channels = Channels {

@@ -35,6 +35,7 @@ mod remind_deleted;
 mod remind_group;
 mod remind_https;
 mod remind_mail;
+mod remind_mail_tls;
 mod remind_metrics;
 mod remind_ops;
 mod remind_reconfigure;

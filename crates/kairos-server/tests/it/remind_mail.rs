@@ -16,14 +16,20 @@ use tokio::process::{Child, ChildStdout, Command};
 use crate::remind::{NO_TASK, at, database, series};
 use crate::support::{Maker, Server, WAIT};
 
-struct Sink {
+pub struct Sink {
     _child: Child,
-    port: u16,
+    pub port: u16,
     lines: Lines<BufReader<ChildStdout>>,
 }
 
 impl Sink {
     async fn start() -> Self {
+        Self::start_with(&[]).await
+    }
+
+    /// The sink with `tests/smtp/sink.py`'s options (`--starttls`,
+    /// `--smtps`, `--auth`).
+    pub async fn start_with(args: &[&str]) -> Self {
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
         let python = format!("{root}/target/smtp-pyenv/bin/python");
         assert!(
@@ -32,6 +38,7 @@ impl Sink {
         );
         let mut child = Command::new(python)
             .arg(format!("{root}/tests/smtp/sink.py"))
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .kill_on_drop(true)
@@ -56,7 +63,7 @@ impl Sink {
         serde_json::from_str(&line).unwrap()
     }
 
-    async fn message(&mut self) -> serde_json::Value {
+    pub async fn message(&mut self) -> serde_json::Value {
         Self::json(&mut self.lines).await
     }
 }
