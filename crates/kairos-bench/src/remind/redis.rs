@@ -150,6 +150,9 @@ pub(super) fn member(account: &str, i: usize, due: &str) -> String {
         "acknowledged": false,
         "attempt": 1,
         "reminder": {"summary": format!("Bench e{i}"), "description": "x", "calendar": "Bench"},
+        "allowed_mentions": {"parse": []},
+        "content": format!("Reminder: Bench e{i}. No device acknowledged it."),
+        "text": format!("Reminder: Bench e{i}. No device acknowledged it."),
     })
     .to_string()
 }

@@ -18,6 +18,7 @@
 //! not plan reminders nobody asked it to send.
 
 mod ack_store;
+pub mod chat;
 mod claim;
 pub mod email;
 mod finish;

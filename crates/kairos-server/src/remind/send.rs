@@ -66,9 +66,9 @@ impl Channels {
     }
 }
 
-/// The fields of a delivery's body before `reminder`, in the order a
-/// `serde_json::Map` keeps them (by name), so that [`body_bytes`] writes
-/// what `serde_json::to_vec(&body(c))` writes.
+/// The fields of a delivery's body but `reminder`, by name (the order a
+/// `serde_json::Map` keeps them in, but for `text`, which [`body_bytes`]
+/// writes before `reminder`: the same value, parsed, as [`body`]).
 #[derive(serde::Serialize)]
 struct Head<'a> {
     account: &'a str,
@@ -76,19 +76,35 @@ struct Head<'a> {
     /// A snooze's return: the snooze's end (absent for the trigger's).
     #[serde(skip_serializing_if = "Option::is_none")]
     after_snooze: Option<String>,
+    /// For Discord (see `chat`): notify nobody.
+    allowed_mentions: Mentions,
     attempt: u32,
     calendar: &'a str,
+    /// For Discord: the sentence.
+    content: String,
     due: String,
     key: &'a str,
+    /// For Slack and its kin: the sentence, escaped.
+    text: String,
+}
+
+/// Discord's `allowed_mentions` with nothing allowed.
+#[derive(serde::Serialize)]
+struct Mentions {
+    parse: [&'static str; 0],
 }
 
 fn head(c: &Claimed) -> Head<'_> {
+    let sentence = super::chat::sentence(c);
     Head {
         account: &c.account,
         acknowledged: c.state == "acked",
         after_snooze: c.after_snooze(),
+        allowed_mentions: Mentions { parse: [] },
         attempt: c.attempts + 1,
         calendar: &c.calendar,
+        text: super::chat::slack_escaped(&sentence),
+        content: sentence,
         due: kairos_proto::utc::format(&from_ms(c.due_ms)),
         key: &c.key,
     }
@@ -181,6 +197,14 @@ mod tests {
         assert_eq!(v["acknowledged"], true);
         assert_eq!(v["key"], "k\"1");
         assert!(v.get("after_snooze").is_none(), "the trigger's: no field");
+        assert_eq!(v["allowed_mentions"], serde_json::json!({"parse": []}));
+        assert_eq!(
+            (v["content"].as_str(), v["text"].as_str()),
+            (
+                Some("Reminder: (no title). No device acknowledged it."),
+                Some("Reminder: (no title). No device acknowledged it.")
+            )
+        );
         assert_eq!(claimed("{}").name(), "k\"1/webhook");
 
         let mut back = claimed(r#"{"summary":"pill"}"#);

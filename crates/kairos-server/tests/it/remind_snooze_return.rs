@@ -61,6 +61,14 @@ async fn a_snooze_after_the_fallback_went_out_sends_it_again_for_the_return() {
         "its own idempotency key"
     );
     assert_eq!(body["after_snooze"], "2026-12-06T10:30:00Z");
+    let said = body["text"].as_str().unwrap();
+    assert!(
+        said.starts_with("Reminder: ")
+            && said.ends_with(
+                "Snoozed on a device until 2026-12-06T10:30:00Z; no device acknowledged its return."
+            ),
+        "{said}"
+    );
     assert_eq!(body["key"], k1.as_str());
 
     // The same snooze seen again (another round, the op replayed) queues
