@@ -125,6 +125,13 @@ enum Command {
     /// webhook or an e-mail address (server-side reminders). Works while
     /// the server runs.
     Fallback(remind_cli::FallbackArgs),
+    /// Send a sample reminder through each fallback of ACCOUNT now, with
+    /// this command's --smtp, --webhook-ca, … (those of the serving
+    /// instances), and print each outcome; exit 1 if any failed.
+    TestFallback {
+        /// The account.
+        account: String,
+    },
     /// Why did the reminder KEY go out (or not)? Its audit trail.
     Why {
         /// The reminder instance key, as `kairos why` shows it.
@@ -183,6 +190,11 @@ fn main() -> anyhow::Result<()> {
         }
         Some(Command::Fallback(args)) => runtime()?.block_on(remind_cli::fallback(&db, args)),
         Some(Command::Why { key }) => runtime()?.block_on(remind_cli::why(&db, &key)),
+        Some(Command::TestFallback { ref account }) => {
+            let mut settings = kairos_server::remind::serve::Settings::default();
+            channel_settings(&cli, &mut settings)?;
+            runtime()?.block_on(remind_cli::test_fallback(&db, account, &settings))
+        }
         None => serve(cli),
     }
 }
@@ -237,6 +249,31 @@ fn invite(db: &Database, account: &str, ttl_secs: u64) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The fallback channels' flags (relay, sender, trust, password) into
+/// `s`, files read and checked.
+fn channel_settings(
+    cli: &Cli,
+    s: &mut kairos_server::remind::serve::Settings,
+) -> anyhow::Result<()> {
+    s.smtp.clone_from(&cli.smtp);
+    s.mail_from.clone_from(&cli.mail_from);
+    s.webhook_ca = ca_file("--webhook-ca", cli.webhook_ca.as_deref())?;
+    s.relay.ca_pem = ca_file("--smtp-ca", cli.smtp_ca.as_deref())?;
+    if let Some(path) = &cli.smtp_password_file {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("--smtp-password-file {}: {e}", path.display()))?;
+        let password = text.lines().next().unwrap_or_default();
+        if password.is_empty() {
+            anyhow::bail!(
+                "--smtp-password-file {}: its first line is empty",
+                path.display()
+            );
+        }
+        s.relay.password = Some(password.to_owned());
+    }
+    Ok(())
+}
+
 /// The PEM text of a CA file given as `flag`, checked (kairos-tls).
 fn ca_file(flag: &str, path: Option<&std::path::Path>) -> anyhow::Result<Option<String>> {
     let Some(path) = path else {
@@ -260,22 +297,7 @@ fn serve(cli: Cli) -> anyhow::Result<()> {
     config.hints = !cli.no_hints;
     config.head_check = Duration::from_millis(cli.head_check_ms.max(1));
     config.reminders.enabled = !cli.no_reminders;
-    config.reminders.smtp.clone_from(&cli.smtp);
-    config.reminders.mail_from.clone_from(&cli.mail_from);
-    config.reminders.webhook_ca = ca_file("--webhook-ca", cli.webhook_ca.as_deref())?;
-    config.reminders.relay.ca_pem = ca_file("--smtp-ca", cli.smtp_ca.as_deref())?;
-    if let Some(path) = &cli.smtp_password_file {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| anyhow::anyhow!("--smtp-password-file {}: {e}", path.display()))?;
-        let password = text.lines().next().unwrap_or_default();
-        if password.is_empty() {
-            anyhow::bail!(
-                "--smtp-password-file {}: its first line is empty",
-                path.display()
-            );
-        }
-        config.reminders.relay.password = Some(password.to_owned());
-    }
+    channel_settings(&cli, &mut config.reminders)?;
     config.reminders.lease = Duration::from_millis(cli.remind_lease_ms.max(1));
     config.reminders.poll = Duration::from_millis(cli.remind_poll_ms.max(1));
     config.reminders.concurrency = usize::from(cli.remind_concurrency);

@@ -1,10 +1,12 @@
-//! `kairos-server fallback` and `kairos-server why`.
+//! `kairos-server fallback`, `test-fallback` and `why`.
 
 use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
 use kairos_server::Database;
+use kairos_server::remind::serve::{self, Settings};
+use kairos_server::remind::webhook::Outcome;
 use kairos_server::remind::{Channel, Fallback, Reminders};
 
 /// Where and when an account's unacknowledged reminders go.
@@ -116,5 +118,45 @@ pub async fn why(db: &Database, key: &str) -> anyhow::Result<()> {
             serde_json::json!({ "account": account, "at": kairos_proto::utc::format(&at), "event": event })
         );
     }
+    Ok(())
+}
+
+/// `test-fallback ACCOUNT`: one JSON line per fallback with its outcome.
+pub async fn test_fallback(
+    db: &Database,
+    account: &str,
+    settings: &Settings,
+) -> anyhow::Result<()> {
+    let r = Reminders::open(db).await.context("opening the store")?;
+    let fallbacks = r
+        .fallbacks(account)
+        .await
+        .context("reading the fallbacks")?;
+    anyhow::ensure!(
+        !fallbacks.is_empty(),
+        "account {account:?} has no fallback (set one with `fallback`)"
+    );
+    let channels = serve::channels(settings).map_err(anyhow::Error::msg)?;
+    let mut failed = 0;
+    for f in &fallbacks {
+        let (outcome, reason) = match channels.test(f, chrono::Utc::now()).await {
+            Outcome::Sent => ("sent", None),
+            Outcome::Retryable(why) => ("failed, would be retried", Some(why)),
+            Outcome::Permanent(why) => ("failed, would be abandoned", Some(why)),
+        };
+        failed += usize::from(reason.is_some());
+        println!(
+            "{}",
+            serde_json::json!({
+                "account": account, "calendar": f.calendar, "channel": f.channel.name(),
+                "target": f.target, "outcome": outcome, "reason": reason,
+            })
+        );
+    }
+    anyhow::ensure!(
+        failed == 0,
+        "{failed} of {} fallbacks failed",
+        fallbacks.len()
+    );
     Ok(())
 }

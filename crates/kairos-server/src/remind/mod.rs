@@ -291,6 +291,20 @@ impl Reminders {
             .collect())
     }
 
+    /// The fallbacks set for `account` (one per calendar and channel).
+    ///
+    /// # Errors
+    /// The store.
+    pub async fn fallbacks(&self, account: &str) -> Result<Vec<Fallback>, StoreError> {
+        match &self.db {
+            Db::Sqlite(s) => {
+                let account = account.to_owned();
+                s.run(move |c| sqlite::fallbacks(c, &account)).await
+            }
+            Db::Postgres(p) => pg::fallbacks(&p.get().await?, account).await,
+        }
+    }
+
     /// The queued instances of `account`, by due time.
     ///
     /// # Errors

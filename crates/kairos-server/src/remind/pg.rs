@@ -206,7 +206,10 @@ impl Pg {
     }
 }
 
-async fn fallbacks(c: &impl GenericClient, account: &str) -> Result<Vec<Fallback>, StoreError> {
+pub(super) async fn fallbacks(
+    c: &impl GenericClient,
+    account: &str,
+) -> Result<Vec<Fallback>, StoreError> {
     let rows = c
         .query(
             "SELECT calendar, channel, target, secret, after_secs, always FROM remind_fallback WHERE account = $1",

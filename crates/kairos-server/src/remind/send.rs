@@ -48,6 +48,38 @@ pub fn after_failure(attempts_before: u32, outcome: Outcome, now: DateTime<Utc>)
 }
 
 impl Channels {
+    /// Sends a sample reminder through fallback `f` now, as a delivery
+    /// would go (same body, signature, trust and relay): what
+    /// `kairos-server test-fallback` runs, so that a webhook that refuses
+    /// the POST or a relay that refuses the login shows today, not on the
+    /// day of the reminder. Nothing is queued or recorded.
+    pub async fn test(&self, f: &super::Fallback, now: DateTime<Utc>) -> Outcome {
+        let payload = serde_json::json!({
+            "uid": "kairos-server-test",
+            "occurrence_start": kairos_proto::utc::format(&now),
+            "summary": format!("Kairos test of the {} fallback", f.channel.name()),
+            "calendar": f.calendar,
+        });
+        let c = Claimed {
+            account: f.account.clone(),
+            key: format!("test/{}", now.timestamp()),
+            channel: f.channel.name().to_owned(),
+            attempts: 0,
+            always: f.always,
+            due_ms: ms(now),
+            target: f.target.clone(),
+            secret: f.secret.clone(),
+            payload: payload.to_string(),
+            state: "pending".into(),
+            calendar: f.calendar.clone(),
+            deliver_ms: ms(now),
+            next_ms: ms(now),
+            rank: 10,
+            round: 0,
+        };
+        self.send(&c, now).await
+    }
+
     pub(super) async fn send(&self, c: &Claimed, now: DateTime<Utc>) -> Outcome {
         match c.channel.as_str() {
             "webhook" => {

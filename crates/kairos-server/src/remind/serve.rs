@@ -84,6 +84,25 @@ fn owner() -> String {
 
 /// Starts the task on `db`, reporting to `metrics`, or says why not.
 ///
+/// The webhook client and the SMTP relay (if any) `settings` name.
+///
+/// # Errors
+/// A relay URL, sender or CA text that does not parse.
+pub fn channels(settings: &Settings) -> Result<Channels, String> {
+    let mailer = match &settings.smtp {
+        Some(url) => Some(Arc::new(Mailer::with(
+            url,
+            &settings.mail_from,
+            &settings.relay,
+        )?)),
+        None => None,
+    };
+    Ok(Channels {
+        poster: Poster::with_ca(settings.webhook_ca.as_deref())?,
+        mailer,
+    })
+}
+
 /// # Errors
 /// The store cannot be opened, or the channels cannot be set up.
 pub async fn start(
@@ -98,18 +117,7 @@ pub async fn start(
         .await
         .map_err(|e| e.to_string())?
         .with_metrics(metrics);
-    let mailer = match &settings.smtp {
-        Some(url) => Some(Arc::new(Mailer::with(
-            url,
-            &settings.mail_from,
-            &settings.relay,
-        )?)),
-        None => None,
-    };
-    let channels = Channels {
-        poster: Poster::with_ca(settings.webhook_ca.as_deref())?,
-        mailer,
-    };
+    let channels = channels(settings)?;
     let mut opts = Options::new(owner());
     opts.lease = settings.lease;
     opts.poll = settings.poll;

@@ -203,7 +203,7 @@ impl Sqlite {
     }
 }
 
-fn fallbacks(c: &Connection, account: &str) -> Result<Vec<Fallback>, StoreError> {
+pub(super) fn fallbacks(c: &Connection, account: &str) -> Result<Vec<Fallback>, StoreError> {
     let mut st = c.prepare_cached(
         "SELECT calendar, channel, target, secret, after_secs, always FROM remind_fallback WHERE account = ?1",
     )?;

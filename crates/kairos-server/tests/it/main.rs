@@ -45,6 +45,7 @@ mod remind_send;
 mod remind_shared;
 mod remind_snooze;
 mod remind_snooze_return;
+mod remind_test_fallback;
 mod remind_wake;
 mod remind_zone;
 mod support;
