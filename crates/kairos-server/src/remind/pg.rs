@@ -3,11 +3,8 @@
 //! `UPDATE` (the row lock orders concurrent rounds; the loser writes
 //! nothing).
 
-use std::str::FromStr;
-
 use deadpool_postgres::GenericClient;
 use deadpool_postgres::{Manager, Object, Pool};
-use tokio_postgres::NoTls;
 
 use super::{Channel, Due, Fallback, Loaded, Row, Stored, Write, effective, from_ms, ms, rank};
 use crate::store::StoreError;
@@ -25,9 +22,8 @@ fn i(u: u64) -> i64 {
 
 impl Pg {
     pub(crate) fn connect(url: &str) -> Result<Self, StoreError> {
-        let config = tokio_postgres::Config::from_str(url)
-            .map_err(|e| StoreError::Url(format!("{url:?}: {e}")))?;
-        let pool = Pool::builder(Manager::new(config, NoTls))
+        let target = crate::store::pg_target(url)?;
+        let pool = Pool::builder(Manager::new(target.config, target.tls))
             .max_size(POOL)
             .build()
             .map_err(|e| StoreError::Pool(e.to_string()))?;
@@ -35,10 +31,7 @@ impl Pg {
     }
 
     pub(crate) async fn get(&self) -> Result<Object, StoreError> {
-        self.pool
-            .get()
-            .await
-            .map_err(|e| StoreError::Pool(e.to_string()))
+        self.pool.get().await.map_err(crate::store::pool_error)
     }
 
     pub(crate) async fn configure(&self, f: &Fallback, now_ms: i64) -> Result<(), StoreError> {

@@ -19,6 +19,18 @@ mod admin;
 mod checkpoint;
 mod new_op;
 mod pg;
+
+/// A `--database` URL parsed, with its TLS (see `pg/tls.rs`).
+pub(crate) use pg::parse as pg_target;
+
+/// A pool's failure to give a connection: the database's own error when
+/// it has one (a refused login, a refused certificate), named as such.
+pub(crate) fn pool_error(e: deadpool_postgres::PoolError) -> StoreError {
+    match e {
+        deadpool_postgres::PoolError::Backend(e) => StoreError::Postgres(e),
+        other => StoreError::Pool(other.to_string()),
+    }
+}
 mod read;
 mod schema;
 mod sqlite;

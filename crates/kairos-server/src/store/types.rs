@@ -141,6 +141,12 @@ fn pg_text(e: &tokio_postgres::Error) -> String {
         }
         return text;
     }
+    if let Some(problem) = kairos_tls::refused_certificate(e) {
+        return format!(
+            "the database's certificate is refused: {problem} (give its CA as \
+             sslrootcert=FILE in --database)"
+        );
+    }
     match std::error::Error::source(e) {
         Some(cause) => format!("{e}: {cause}"),
         None => e.to_string(),

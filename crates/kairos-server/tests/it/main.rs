@@ -27,6 +27,7 @@ mod pg_ingest;
 mod pg_round_trips;
 mod pg_schema11;
 mod pg_schema8;
+mod pg_tls;
 mod presence;
 mod pushed_text;
 mod receiver;

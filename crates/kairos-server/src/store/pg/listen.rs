@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use tokio_postgres::{AsyncMessage, NoTls};
+use tokio_postgres::AsyncMessage;
 
 use super::super::writer::Committed;
 use super::CHANNEL;
@@ -31,12 +31,9 @@ pub(super) fn parse(text: &str) -> Option<Committed> {
     }
 }
 
-pub(super) async fn run(
-    config: tokio_postgres::Config,
-    on_hint: Arc<dyn Fn(Committed) + Send + Sync>,
-) {
+pub(super) async fn run(target: super::Target, on_hint: Arc<dyn Fn(Committed) + Send + Sync>) {
     loop {
-        match config.connect(NoTls).await {
+        match target.config.connect(target.tls.clone()).await {
             Ok((client, mut conn)) => {
                 let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
                 // The connection's messages are only read by polling it.

@@ -28,10 +28,10 @@ mod hints;
 mod listen;
 mod presence;
 mod schema;
+mod tls;
 mod tx;
 mod writer;
 
-use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -39,7 +39,6 @@ use chrono::{DateTime, Utc};
 use deadpool_postgres::{Manager, Object, Pool};
 use kairos_proto::{DeviceInfo, Op, SeqOp};
 use tokio::sync::{mpsc, oneshot};
-use tokio_postgres::NoTls;
 
 use super::tx::{to_i64, to_u64};
 use super::writer::{Committed, Job};
@@ -74,7 +73,7 @@ const CHANNEL: &str = "kairos_sync";
 
 pub(crate) struct Postgres {
     pool: Pool,
-    config: tokio_postgres::Config,
+    target: Target,
     /// One queue per writer.
     jobs: Vec<mpsc::UnboundedSender<Job>>,
     done: Mutex<Option<oneshot::Receiver<()>>>,
@@ -82,12 +81,10 @@ pub(crate) struct Postgres {
     retries: Arc<writer::Retries>,
 }
 
-pub(crate) fn parse(url: &str) -> Result<tokio_postgres::Config, StoreError> {
-    tokio_postgres::Config::from_str(url).map_err(|e| StoreError::Url(format!("{url:?}: {e}")))
-}
+pub(crate) use tls::{Target, parse};
 
-fn pool(config: &tokio_postgres::Config) -> Result<Pool, StoreError> {
-    Pool::builder(Manager::new(config.clone(), NoTls))
+pub(crate) fn pool(target: &Target) -> Result<Pool, StoreError> {
+    Pool::builder(Manager::new(target.config.clone(), target.tls.clone()))
         .max_size(POOL)
         .build()
         .map_err(|e| StoreError::Pool(e.to_string()))
@@ -100,8 +97,8 @@ impl Postgres {
         hints: bool,
         on_commit: Box<dyn Fn(Committed) + Send + Sync>,
     ) -> Result<Self, StoreError> {
-        let config = parse(url)?;
-        let pool = pool(&config)?;
+        let target = parse(url)?;
+        let pool = pool(&target)?;
         schema::check(&*get(&pool).await?).await?;
         let on_commit: Arc<dyn Fn(Committed) + Send + Sync> = Arc::from(on_commit);
         let (done_tx, done) = oneshot::channel();
@@ -133,7 +130,7 @@ impl Postgres {
         });
         Ok(Self {
             pool,
-            config,
+            target,
             jobs,
             done: Mutex::new(Some(done)),
             retries,
@@ -171,7 +168,7 @@ impl Postgres {
         &self,
         on_hint: Arc<dyn Fn(Committed) + Send + Sync>,
     ) -> tokio::task::JoinHandle<()> {
-        tokio::spawn(listen::run(self.config.clone(), on_hint))
+        tokio::spawn(listen::run(self.target.clone(), on_hint))
     }
 
     pub(crate) async fn authenticate(
@@ -302,9 +299,7 @@ impl Postgres {
 }
 
 async fn get(pool: &Pool) -> Result<Object, StoreError> {
-    pool.get()
-        .await
-        .map_err(|e| StoreError::Pool(e.to_string()))
+    pool.get().await.map_err(super::pool_error)
 }
 
 /// `kairos-server invite` on PostgreSQL: a pairing code for `account`,
@@ -315,8 +310,7 @@ pub(crate) async fn invite(
     ttl: Duration,
     now: DateTime<Utc>,
 ) -> Result<Code, StoreError> {
-    let config = parse(url)?;
-    let pool = pool(&config)?;
+    let pool = pool(&parse(url)?)?;
     let mut c = get(&pool).await?;
     schema::check(&c).await?;
     let tx = c.transaction().await?;

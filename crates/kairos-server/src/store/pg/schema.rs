@@ -71,7 +71,8 @@ pub(super) async fn check(c: &tokio_postgres::Client) -> Result<(), StoreError> 
 /// # Errors
 /// The URL, the connection, a migration, or a newer schema.
 pub async fn migrate(url: &str) -> Result<(i32, i32), StoreError> {
-    let (mut c, conn) = super::parse(url)?.connect(tokio_postgres::NoTls).await?;
+    let target = super::parse(url)?;
+    let (mut c, conn) = target.config.connect(target.tls).await?;
     let conn = tokio::spawn(conn);
     let result = async {
         let tx = c.transaction().await?;
