@@ -165,4 +165,42 @@ async fn a_database_that_takes_only_tls_is_reached_with_its_ca() {
     let mut m = Maker::new(&id);
     let seqs = a.push(&[m.calendar("c1", "Work")]).await;
     assert_eq!(seqs.len(), 1);
+    drop(server);
+
+    // A password from PGPASSWORD, not the URL (where `ps` shows it).
+    let psql = |sql: &str| {
+        ok(Command::new(format!("{PG}/psql"))
+            .args([
+                "-h",
+                &cluster.dir.path().display().to_string(),
+                "-U",
+                "kairos",
+            ])
+            .args(["-p", &cluster.port.to_string()])
+            .args(["-d", "postgres", "-c", sql]))
+    };
+    assert!(psql("ALTER ROLE kairos PASSWORD 'hunter2'"));
+    std::fs::write(
+        cluster.dir.path().join("data/pg_hba.conf"),
+        "local all all trust\nhostssl all all 127.0.0.1/32 scram-sha-256\n",
+    )
+    .unwrap();
+    assert!(psql("SELECT pg_reload_conf()"));
+    let with = |password: Option<&str>| {
+        let mut c = Command::new(BIN);
+        c.args(["--database", &tls, "invite", "bob"]);
+        match password {
+            Some(p) => c.env("PGPASSWORD", p),
+            None => c.env_remove("PGPASSWORD"),
+        };
+        let out = c.output().unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (done, said) = with(None);
+    assert!(!done && said.contains("password"), "{said}");
+    let (done, said) = with(Some("hunter2"));
+    assert!(done, "{said}");
 }

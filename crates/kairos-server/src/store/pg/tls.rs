@@ -7,8 +7,8 @@
 //! `verify-full` is, since a connection whose certificate nobody checks
 //! hands the password to whoever answers. `disable`, `allow` and `prefer`
 //! connect in the clear (a local cluster, a Unix socket). libpq's
-//! `sslrootcert` and `verify-*` are read here; tokio-postgres knows
-//! neither.
+//! `sslrootcert`, `verify-*` and `PGPASSWORD` are read here;
+//! tokio-postgres knows none of them.
 
 use std::str::FromStr;
 
@@ -33,6 +33,13 @@ pub(crate) fn parse(url: &str) -> Result<Target, StoreError> {
     let bad = |why: String| StoreError::Url(format!("{}: {why}", redacted(url)));
     let (text, mode, root) = take_tls_params(url).map_err(bad)?;
     let mut config = tokio_postgres::Config::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    // libpq's PGPASSWORD, so that the password need not be in the URL,
+    // where every `ps` shows it (a systemd `EnvironmentFile=` sets it).
+    if config.get_password().is_none()
+        && let Some(password) = std::env::var_os("PGPASSWORD").filter(|p| !p.is_empty())
+    {
+        config.password(password.into_encoded_bytes());
+    }
     let tls = matches!(
         mode.as_deref(),
         Some("require" | "verify-ca" | "verify-full")
