@@ -8,17 +8,23 @@
 //! text). Services that refuse unknown fields (Google Chat, Microsoft
 //! Teams' workflows) need a relay between.
 
+use std::borrow::Cow;
+
 use super::claim::Claimed;
 
 /// The most characters of the sentence (Discord takes 2,000 in `content`).
 pub const MAX_CHARS: usize = 1000;
 
-/// The payload's fields the sentence names.
+/// The payload's fields the sentence names (borrowed from it unless
+/// escaped).
 #[derive(serde::Deserialize, Default)]
-struct Said {
-    summary: Option<String>,
-    occurrence_start: Option<String>,
-    location: Option<String>,
+struct Said<'a> {
+    #[serde(borrow)]
+    summary: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    occurrence_start: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    location: Option<Cow<'a, str>>,
 }
 
 /// "Reminder: TITLE, START, at WHERE. No device acknowledged it." (or
@@ -26,11 +32,10 @@ struct Said {
 /// [`MAX_CHARS`] characters.
 #[must_use]
 pub fn sentence(c: &Claimed) -> String {
-    let said: Said = serde_json::from_str(&c.payload).unwrap_or_default();
-    let mut s = format!(
-        "Reminder: {}",
-        said.summary.as_deref().unwrap_or("(no title)")
-    );
+    let said: Said<'_> = serde_json::from_str(&c.payload).unwrap_or_default();
+    let mut s = String::with_capacity(160);
+    s.push_str("Reminder: ");
+    s.push_str(said.summary.as_deref().unwrap_or("(no title)"));
     if let Some(start) = said.occurrence_start.filter(|t| !t.is_empty()) {
         s.push_str(", ");
         s.push_str(&start);
@@ -59,9 +64,16 @@ pub fn sentence(c: &Claimed) -> String {
 /// `s` with `&`, `<`, `>` escaped as Slack's message text wants them.
 #[must_use]
 pub fn slack_escaped(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+    let mut out = String::with_capacity(s.len() + 8);
+    for ch in s.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
