@@ -25,6 +25,7 @@ mod finish;
 pub mod gate;
 pub mod metrics;
 mod pg;
+mod plan_pg;
 mod rate;
 mod reconfigure;
 mod replica;

@@ -6,7 +6,7 @@
 use deadpool_postgres::GenericClient;
 use deadpool_postgres::{Manager, Object, Pool};
 
-use super::{Channel, Due, Fallback, Loaded, Row, Stored, Write, effective, from_ms, ms, rank};
+use super::{Channel, Due, Fallback, Loaded, Row, Stored, Write, from_ms};
 use crate::store::StoreError;
 
 /// Connections of the reminder pool (the round, the claims, deliveries).
@@ -306,60 +306,6 @@ async fn apply(c: &impl GenericClient, w: &Write) -> Result<Option<Stored>, Stor
         audit(c, a, key, now, "withdrawn: the event changed or went away").await?;
         out.withdrawn += 1;
     }
-    for inst in &w.instances {
-        let ack = super::ack_store::pg_acked(c, a, &inst.key).await?;
-        let state = if ack.as_ref().is_some_and(|r| r.dismissed) {
-            "acked"
-        } else {
-            "pending"
-        };
-        let n = c
-            .execute(
-                "INSERT INTO remind_instance (account, key, calendar, due_ms, payload, state, priority)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
-                &[
-                    a,
-                    &inst.key,
-                    &inst.calendar,
-                    &ms(inst.due),
-                    &inst.payload,
-                    &state,
-                    &inst.priority.map(i64::from),
-                ],
-            )
-            .await?;
-        if n > 0 {
-            out.planned += 1;
-            let what = format!("planned: due {}", inst.due.to_rfc3339());
-            audit(c, a, &inst.key, now, &what).await?;
-        }
-        let current: String = c
-            .query_one(
-                "SELECT state FROM remind_instance WHERE account = $1 AND key = $2",
-                &[a, &inst.key],
-            )
-            .await?
-            .get(0);
-        for f in effective(&w.fallbacks, &inst.calendar) {
-            if current == "withdrawn" || (current == "acked" && !f.always) {
-                continue;
-            }
-            let due = super::snooze::due(ms(inst.due), ack.as_ref(), f.after_ms(), f.always);
-            // A delivered row is deleted by its finish (`finish.rs`): its
-            // `remind_sent` row is what says it was sent.
-            let n = c
-                .execute(
-                    "INSERT INTO remind_delivery (account, key, channel, due_ms, next_ms, state, always, target, secret, rank, calendar)
-                     SELECT $1::text, $2::text, $3::text, $4::int8, $4::int8, 'pending', $5::int8, $6::text,
-                            $7::text, $8::int8, $9::text
-                     WHERE NOT EXISTS (SELECT 1 FROM remind_sent
-                                       WHERE account = $1 AND key = $2 AND channel = $3)
-                     ON CONFLICT DO NOTHING",
-                    &[a, &inst.key, &f.channel.name(), &due, &i64::from(f.always), &f.target, &f.secret, &rank(inst.priority), &inst.calendar],
-                )
-                .await?;
-            out.deliveries += usize::try_from(n).unwrap_or(0);
-        }
-    }
+    super::plan_pg::plan(c, w, &mut out).await?;
     Ok(Some(out))
 }
