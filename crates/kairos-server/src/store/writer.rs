@@ -23,18 +23,6 @@ use super::{Code, Joined, NewOp, Refusal, StoreError};
 /// The most jobs in one transaction.
 const MAX_GROUP: usize = 4096;
 
-/// The writer's page cache, KiB (SQLite's default is 2,000 KiB, 500 pages
-/// of 4 KiB). A push changes a page of `ops`, one of `op_ids` and one of
-/// `accounts`, each at the account's own place in its B-tree: at 10,000
-/// pushes a second over 1,000 accounts those are ≈ 3,000 pages. With the
-/// default the writer read 2.4–3.3 pages a push back from the file
-/// (`pread`), and once its groups grew (the CPU taken by others) it wrote
-/// 5–6 WAL frames a push instead of 2.6 (dirty pages spilled out of the
-/// cache during the transaction, then written again at its commit): the
-/// writer slower the more it fell behind (docs/benchmarks.md, acktail4).
-/// Filled only as pages are read: an idle server does not hold it.
-const CACHE_KIB: i64 = 32 * 1024;
-
 pub(crate) enum Job {
     Push {
         account: String,
@@ -112,7 +100,6 @@ impl Writer {
         keep: u64,
         on_commit: Box<dyn Fn(Committed) + Send>,
     ) -> Result<Self, StoreError> {
-        tune(&conn)?;
         let ckpt = Checkpointer::start(&conn, db)?;
         let (tx, rx) = mpsc::channel();
         let thread = std::thread::Builder::new()
@@ -136,13 +123,6 @@ impl Writer {
             .send(job)
             .map_err(|_| StoreError::Closed)
     }
-}
-
-/// The writer's own settings, beside those of every connection
-/// (`schema::open`) and the checkpoints' (`Checkpointer::start`).
-fn tune(conn: &Connection) -> Result<(), StoreError> {
-    conn.pragma_update(None, "cache_size", -CACHE_KIB)?;
-    Ok(())
 }
 
 impl Drop for Writer {
@@ -337,25 +317,5 @@ fn apply(tx: &rusqlite::Transaction<'_>, job: Job, now: DateTime<Utc>) -> Done {
             });
             Done::Touch
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The pages 10,000 pushes a second over 1,000 accounts keep changing
-    /// (one of `ops`, `op_ids` and `accounts` per account, ≈ 3,000 pages
-    /// of 4 KiB) fit in the writer's cache: with SQLite's default (2,000
-    /// KiB) it read 2.8 pages back from the file per push.
-    #[test]
-    fn the_writer_caches_the_pages_of_a_thousand_accounts() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let conn = crate::store::schema::open(&dir.path().join("t.db")).expect("open");
-        tune(&conn).expect("tune");
-        let kib: i64 = conn
-            .pragma_query_value(None, "cache_size", |r| r.get(0))
-            .expect("cache_size");
-        assert!(-kib >= 3 * 1000 * 4, "cache_size {kib}");
     }
 }
