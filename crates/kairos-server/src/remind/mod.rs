@@ -162,6 +162,9 @@ pub struct Reminders {
     db: Db,
     gate: Mutex<gate::Gate>,
     metrics: Arc<crate::metrics::Metrics>,
+    /// This instance's order of the accounts in a round (see
+    /// [`Reminders::replicate`]).
+    spread: u64,
 }
 
 pub(crate) fn ms(t: DateTime<Utc>) -> i64 {
@@ -188,6 +191,13 @@ impl Reminders {
             db,
             gate: Mutex::default(),
             metrics: Arc::default(),
+            spread: {
+                let mut b = [0u8; 8];
+                // A fixed order is only slower when instances share a
+                // store, never wrong.
+                let _ = getrandom::fill(&mut b);
+                u64::from_le_bytes(b)
+            },
         })
     }
 
@@ -231,6 +241,12 @@ impl Reminders {
             Db::Sqlite(s) => s.due(ms(now + half)).await?,
             Db::Postgres(p) => p.due(ms(now + half)).await?,
         };
+        // Each instance takes the accounts in an order of its own: on one
+        // PostgreSQL, two instances taking them in the same order plan
+        // each account twice (the one that loses the account's cursor
+        // planned for nothing, then waits on the winner and rolls back).
+        let mut due = due;
+        due.sort_by_key(|(account, ..)| spread(self.spread, account));
         let mut round = Round::default();
         for (account, _head, cursor, until) in due {
             let loaded = match &self.db {
@@ -326,6 +342,17 @@ pub(crate) fn dollars(sql: &str) -> String {
         sql = sql.replace(&format!("?{n}"), &format!("${n}"));
     }
     sql
+}
+
+/// `account`'s place in the order of the instance whose seed is `seed`
+/// (FNV-1a over the seed and the name).
+fn spread(seed: u64, account: &str) -> u64 {
+    seed.to_le_bytes()
+        .iter()
+        .chain(account.as_bytes())
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+        })
 }
 
 /// A delivery's place among its second's (`rank` in the queue): the
