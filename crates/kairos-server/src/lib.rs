@@ -345,3 +345,11 @@ pub fn load_tls(cert: &Path, key: &Path) -> Result<Arc<rustls::ServerConfig>, Se
         .map_err(|e| err(key, &e))?;
     Ok(Arc::new(config))
 }
+
+/// FNV-1a over `bytes`: a stable, cheap hash for spreading work (which
+/// writer takes an account, the order an instance replicates accounts in).
+pub(crate) fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u64 {
+    bytes.into_iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}

@@ -209,6 +209,23 @@ pub(crate) async fn pg_acked(
         .map(|r| row(r.get(0), r.get(1), r.get(2))))
 }
 
+/// The stored acknowledgements of `keys` (PostgreSQL), by key.
+pub(crate) async fn pg_acked_all(
+    c: &impl GenericClient,
+    account: &str,
+    keys: &[&str],
+) -> Result<std::collections::HashMap<String, Acked>, StoreError> {
+    Ok(c.query(
+        "SELECT key, dismissed, snooze_hlc, snooze_until_ms FROM remind_ack
+             WHERE account = $1 AND key = ANY($2)",
+        &[&account, &keys],
+    )
+    .await?
+    .iter()
+    .map(|r| (r.get(0), row(r.get(1), r.get(2), r.get(3))))
+    .collect())
+}
+
 /// Applies the round's acknowledgements (PostgreSQL), in op order.
 pub(crate) async fn pg_apply(
     c: &impl GenericClient,

@@ -110,10 +110,7 @@ fn record_sqlite(
                 .execute(params![a, k, ch, r, SUPERSEDED, now, counted, owner])?
                 > 0
             {
-                tx.prepare_cached(
-                    "INSERT INTO remind_audit (account, key, at_ms, event) VALUES (?1, ?2, ?3, ?4)",
-                )?
-                .execute(params![a, k, now, superseded(row, f, owner)])?;
+                super::sqlite::audit(tx, a, k, now, &superseded(row, f, owner))?;
                 return Ok(false);
             }
             tx.prepare_cached(

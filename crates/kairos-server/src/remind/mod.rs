@@ -347,12 +347,7 @@ pub(crate) fn dollars(sql: &str) -> String {
 /// `account`'s place in the order of the instance whose seed is `seed`
 /// (FNV-1a over the seed and the name).
 fn spread(seed: u64, account: &str) -> u64 {
-    seed.to_le_bytes()
-        .iter()
-        .chain(account.as_bytes())
-        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-            (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-        })
+    crate::fnv1a(seed.to_le_bytes().into_iter().chain(account.bytes()))
 }
 
 /// A delivery's place among its second's (`rank` in the queue): the

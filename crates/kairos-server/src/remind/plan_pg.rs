@@ -14,7 +14,6 @@ use std::collections::HashMap;
 
 use deadpool_postgres::GenericClient;
 
-use super::snooze::Acked;
 use super::{Stored, Write, effective, ms, rank};
 use crate::store::StoreError;
 
@@ -49,23 +48,7 @@ pub(super) async fn plan(
     }
     let (a, now) = (&w.account, w.now_ms);
     let keys: Vec<&str> = w.instances.iter().map(|i| i.key.as_str()).collect();
-    let acks: HashMap<String, Acked> = c
-        .query(
-            "SELECT key, dismissed, snooze_hlc, snooze_until_ms FROM remind_ack
-             WHERE account = $1 AND key = ANY($2)",
-            &[a, &keys],
-        )
-        .await?
-        .iter()
-        .map(|r| {
-            let (hlc, until): (Option<String>, Option<i64>) = (r.get(2), r.get(3));
-            let acked = Acked {
-                dismissed: r.get(1),
-                snooze: hlc.zip(until),
-            };
-            (r.get::<_, String>(0), acked)
-        })
-        .collect();
+    let acks = super::ack_store::pg_acked_all(c, a, &keys).await?;
 
     let states: Vec<&str> = keys
         .iter()

@@ -105,10 +105,7 @@ pub(crate) async fn pg(
     f: &Fallback,
     now_ms: i64,
 ) -> Result<usize, StoreError> {
-    let sql = SELECT_SQLITE
-        .replace("?1", "$1")
-        .replace("?2", "$2")
-        .replace("?3", "$3");
+    let sql = super::dollars(SELECT_SQLITE);
     let rows = c
         .query(&sql, &[&f.account, &f.calendar, &f.channel.name()])
         .await?;

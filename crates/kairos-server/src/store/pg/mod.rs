@@ -61,9 +61,7 @@ const WRITERS: usize = 2;
 
 /// The writer of `key` among `n` (FNV-1a: stable, and cheap).
 fn shard(key: &str, n: usize) -> usize {
-    let h = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
+    let h = crate::fnv1a(key.bytes());
     let n = u64::try_from(n).unwrap_or(1).max(1);
     usize::try_from(h % n).unwrap_or(0)
 }
