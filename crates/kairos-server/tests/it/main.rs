@@ -10,6 +10,7 @@
 
 mod admin;
 mod batches;
+mod certs;
 mod durability;
 mod embed;
 mod endpoints;

@@ -38,22 +38,6 @@ fn ok(cmd: &mut Command) -> bool {
     cmd.output().is_ok_and(|o| o.status.success())
 }
 
-/// A CA (PEM), and a certificate for 127.0.0.1 it signed with its key.
-fn ca_and_leaf() -> (String, String, String) {
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca.distinguished_name
-        .push(rcgen::DnType::CommonName, "Kairos test database CA");
-    let ca = rcgen::CertifiedIssuer::self_signed(ca, ca_key).unwrap();
-    let key = rcgen::KeyPair::generate().unwrap();
-    let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()])
-        .unwrap()
-        .signed_by(&key, &ca)
-        .unwrap();
-    (ca.pem(), leaf.pem(), key.serialize_pem())
-}
-
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -135,7 +119,7 @@ fn admin(url: &str, args: &[&str]) -> (bool, String) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_database_that_takes_only_tls_is_reached_with_its_ca() {
-    let (ca, cert, key) = ca_and_leaf();
+    let (ca, cert, key) = crate::certs::ca_and_leaf("Kairos test database CA");
     let cluster = start(&cert, &key);
     let ca_file = cluster.dir.path().join("ca.pem");
     std::fs::write(&ca_file, &ca).unwrap();

@@ -2,7 +2,9 @@
 //! (`src/remind/email.rs`): `smtps://` and STARTTLS to a relay whose
 //! certificate a CA of the test's own signed (trusted by `--smtp-ca`), the
 //! password from `--smtp-password-file` rather than the URL; and a relay
-//! that offers no STARTTLS is never given the password in the clear.
+//! that offers no STARTTLS is never given the password in the clear. A
+//! bad file for any channel flag (`--webhook-ca` too) stops the server at
+//! start, naming it.
 
 use kairos_server::remind::email::{Mailer, Relay};
 use kairos_server::remind::webhook::Outcome;
@@ -10,22 +12,6 @@ use tokio::process::Command;
 
 use crate::remind_mail::Sink;
 use crate::support::BIN;
-
-/// A CA (PEM) and a certificate for 127.0.0.1 it signed, with its key.
-fn ca_and_leaf() -> (String, String, String) {
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca.distinguished_name
-        .push(rcgen::DnType::CommonName, "Kairos test mail CA");
-    let ca = rcgen::CertifiedIssuer::self_signed(ca, ca_key).unwrap();
-    let key = rcgen::KeyPair::generate().unwrap();
-    let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()])
-        .unwrap()
-        .signed_by(&key, &ca)
-        .unwrap();
-    (ca.pem(), leaf.pem(), key.serialize_pem())
-}
 
 fn reminder() -> serde_json::Value {
     serde_json::json!({
@@ -36,7 +22,7 @@ fn reminder() -> serde_json::Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn smtps_and_starttls_with_the_relays_ca_and_a_password_from_a_file_deliver() {
-    let (ca, leaf, leaf_key) = ca_and_leaf();
+    let (ca, leaf, leaf_key) = crate::certs::ca_and_leaf("Kairos test mail CA");
     let dir = tempfile::tempdir().unwrap();
     let (cert_file, key_file) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
     std::fs::write(&cert_file, &leaf).unwrap();
@@ -115,11 +101,23 @@ fn a_password_in_the_url_and_a_file_or_a_file_without_a_user_is_refused() {
 }
 
 #[tokio::test]
-async fn a_bad_smtp_password_file_or_ca_stops_the_server_naming_it() {
+async fn a_bad_channel_file_stops_the_server_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let empty = dir.path().join("empty");
     std::fs::write(&empty, "\n").unwrap();
+    let garbage = dir.path().join("garbage.pem");
+    std::fs::write(&garbage, "not a certificate").unwrap();
     for (flag, file, says) in [
+        (
+            "--webhook-ca",
+            dir.path().join("missing.pem"),
+            "missing.pem: ",
+        ),
+        (
+            "--webhook-ca",
+            garbage,
+            "garbage.pem: CA certificate: no \"-----BEGIN CERTIFICATE-----\"",
+        ),
         ("--smtp-password-file", dir.path().join("nope"), "nope: "),
         ("--smtp-password-file", empty, "its first line is empty"),
         ("--smtp-ca", dir.path().join("ca.pem"), "ca.pem: "),
