@@ -1,12 +1,13 @@
 //! The reminder metrics of `/metrics` (Prometheus text), in the style of
 //! `crate::metrics`: relaxed atomics and label families, printed by
 //! [`Reminding::render`]. Counters are this instance's since it started;
-//! the queue depth is as of the reminder task's last round (at most a poll
+//! the queue depth is as of the reminder task's last count (made at its
+//! start, then after a scrape asked for it: at most a scrape interval
 //! old), the circuits as of its last drain.
 
 use std::fmt::Write as _;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::metrics::{Counter, Family, buckets, counter, escape, gauge, header};
@@ -49,6 +50,8 @@ pub struct Reminding {
     /// Pending deliveries whose time has come / not yet.
     queue_due: AtomicU64,
     queue_future: AtomicU64,
+    /// `/metrics` was read since the queue was last counted.
+    scraped: AtomicBool,
     /// Destinations whose circuit is open or half-open.
     open: Mutex<Vec<String>>,
 }
@@ -87,6 +90,11 @@ impl Reminding {
         self.latency_sum_ms.fetch_add(ms, Ordering::Relaxed);
     }
 
+    /// Whether `/metrics` was read since the last call (then false).
+    pub fn take_scraped(&self) -> bool {
+        self.scraped.swap(false, Ordering::Relaxed)
+    }
+
     /// Sets the queue depth.
     pub fn depth(&self, due: u64, future: u64) {
         self.queue_due.store(due, Ordering::Relaxed);
@@ -101,8 +109,10 @@ impl Reminding {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = open;
     }
 
-    /// Appends the reminder metrics to `o`.
+    /// Appends the reminder metrics to `o`, and asks the reminder task to
+    /// count the queue again for the next scrape.
     pub fn render(&self, o: &mut String) {
+        self.scraped.store(true, Ordering::Relaxed);
         header(
             o,
             "kairos_remind_deliveries_total",
@@ -153,7 +163,7 @@ impl Reminding {
             o,
             "kairos_remind_queue_depth",
             "gauge",
-            "Pending deliveries, due now or later (as of the last round).",
+            "Pending deliveries, due now or later (counted after the previous scrape).",
         );
         let _ = writeln!(
             o,

@@ -48,6 +48,7 @@ use chrono::{DateTime, Utc};
 use crate::store::{Database, StoreError};
 
 pub use claim::{Claimed, Finish};
+pub use pg::NEXT_DUE_PG;
 pub use replica::Instance;
 pub use worker::{Channels, Drained, Options};
 
