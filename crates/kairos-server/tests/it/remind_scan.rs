@@ -21,6 +21,20 @@ const FRESH: &str = "SELECT key FROM remind_delivery
      WHERE state = 'pending' AND next_ms <= $1 AND next_ms / 1000 <= $1 / 1000 AND lease_ms = 0
      ORDER BY next_ms / 1000, rank, calendar, key LIMIT 10";
 
+/// PostgreSQL's `EXPLAIN (ANALYZE, COSTS OFF)` of `sql`, one line a node.
+async fn explain(
+    c: &tokio_postgres::Client,
+    sql: &str,
+    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> String {
+    let rows = c
+        .query(&format!("EXPLAIN (ANALYZE, COSTS OFF) {sql}"), params)
+        .await
+        .unwrap();
+    let lines: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
+    lines.join("\n")
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_claim_reads_no_row_another_instance_holds() {
     let hook = receiver::start(&[], Duration::ZERO).await;
@@ -49,14 +63,7 @@ async fn a_claim_reads_no_row_another_instance_holds() {
         c.batch_execute("SET enable_seqscan = off; SET enable_bitmapscan = off")
             .await
             .unwrap();
-        let plan: Vec<String> = c
-            .query(&format!("EXPLAIN (ANALYZE, COSTS OFF) {FRESH}"), &[&now])
-            .await
-            .unwrap()
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
-        let plan = plan.join("\n");
+        let plan = explain(&c, FRESH, &[&now]).await;
         assert!(plan.contains("Index Scan"), "{plan}");
         // The old index (`state = 'pending'` only) read the three held rows
         // and filtered them out on `lease_ms = 0`.
@@ -135,20 +142,7 @@ async fn the_next_due_time_reads_one_index_entry() {
         .await
         .unwrap();
     assert_eq!(added, 2000);
-    let plan: Vec<String> = c
-        .query(
-            &format!(
-                "EXPLAIN (ANALYZE, COSTS OFF) {}",
-                kairos_server::remind::NEXT_DUE_PG
-            ),
-            &[],
-        )
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
-    let plan = plan.join("\n");
+    let plan = explain(&c, kairos_server::remind::NEXT_DUE_PG, &[]).await;
     let scan = plan
         .lines()
         .find(|l| l.contains("remind_delivery_fresh_next"))
