@@ -68,6 +68,14 @@ pub fn database(server: &Server) -> Database {
     }
 }
 
+/// The server's reminders, opened as a test drives them, with one webhook
+/// fallback ([`webhook`]) configured for `account`.
+pub async fn with_webhook(server: &Server, account: &str, url: &str, after: Duration) -> Reminders {
+    let rem = Reminders::open(&database(server)).await.unwrap();
+    rem.configure(webhook(account, url, after)).await.unwrap();
+    rem
+}
+
 pub fn webhook(account: &str, url: &str, after: Duration) -> Fallback {
     Fallback {
         account: account.into(),
@@ -169,10 +177,7 @@ async fn an_acknowledgement_that_arrives_before_the_plan_still_counts() {
         m.dismiss(&device_key(&ev)),
     ])
     .await;
-    let rem = Reminders::open(&database(&server)).await.unwrap();
-    rem.configure(webhook("bob", "http://127.0.0.1:9/", Duration::ZERO))
-        .await
-        .unwrap();
+    let rem = with_webhook(&server, "bob", "http://127.0.0.1:9/", Duration::ZERO).await;
     let round = rem.replicate(at("2026-12-06T08:00:00Z")).await.unwrap();
     assert_eq!((round.planned, round.deliveries), (1, 0), "{round:?}");
     assert_eq!(rem.instances("bob").await.unwrap()[0].state, "acked");

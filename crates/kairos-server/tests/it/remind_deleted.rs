@@ -8,10 +8,9 @@
 use std::time::Duration;
 
 use kairos_proto::Body;
-use kairos_server::remind::Reminders;
 
 use crate::receiver;
-use crate::remind::{NO_TASK, at, database, webhook};
+use crate::remind::{NO_TASK, at, with_webhook};
 use crate::remind_ops::{NO_LIMITS, account, channels, item, serial, trail};
 use crate::support::Server;
 
@@ -27,10 +26,7 @@ async fn a_delivered_row_leaves_the_queue_and_is_not_planned_again() {
         vec![item("c1", "e-a", "20300107T100000Z", None)],
     )
     .await;
-    let rem = Reminders::open(&database(&server)).await.unwrap();
-    rem.configure(webhook("alice", &hook.url, Duration::ZERO))
-        .await
-        .unwrap();
+    let rem = with_webhook(&server, "alice", &hook.url, Duration::ZERO).await;
     let planned = at("2030-01-07T08:00:00Z");
     assert_eq!(rem.replicate(planned).await.unwrap().deliveries, 1);
     let mut o = serial(NO_LIMITS, 10);

@@ -9,7 +9,7 @@ use std::time::Duration;
 use kairos_server::remind::Reminders;
 
 use crate::receiver;
-use crate::remind::{NO_TASK, at, database, device_key, webhook};
+use crate::remind::{NO_TASK, at, database, device_key, webhook, with_webhook};
 use crate::remind_ops::{NO_LIMITS, account, channels, item, serial, trail};
 use crate::support::Server;
 
@@ -134,10 +134,7 @@ async fn a_success_with_an_audit_line_of_its_own_shows_once_in_the_trail() {
     let server = Server::start_pg(&dir.path().join("one"), &url, NO_TASK).await;
     let e = item("c1", "e-a", "20300107T100000Z", None);
     let (_dev, _m) = account(&server, "alice", vec![e]).await;
-    let rem = Reminders::open(&database(&server)).await.unwrap();
-    rem.configure(webhook("alice", &hook.url, Duration::ZERO))
-        .await
-        .unwrap();
+    let rem = with_webhook(&server, "alice", &hook.url, Duration::ZERO).await;
     rem.replicate(at("2030-01-07T08:00:00Z")).await.unwrap();
     let mut o = serial(NO_LIMITS, 1);
     o.owner = "one".into();

@@ -7,10 +7,10 @@
 
 use std::time::Duration;
 
-use kairos_server::remind::{Channels, Options, Reminders, webhook::Poster};
+use kairos_server::remind::{Channels, Options, webhook::Poster};
 
 use crate::receiver;
-use crate::remind::{NO_TASK, at, database, series, webhook};
+use crate::remind::{NO_TASK, at, series, with_webhook};
 use crate::remind_ops::{account, trail};
 use crate::support::Server;
 
@@ -27,10 +27,7 @@ async fn an_https_webhook_is_delivered_with_its_ca_and_abandoned_by_name_without
         series("e2", "20261206T110000Z"),
     );
     let (_dev, _m) = account(&server, "dave", vec![e1, e2]).await;
-    let rem = Reminders::open(&database(&server)).await.unwrap();
-    rem.configure(webhook("dave", &hook.url, Duration::from_secs(300)))
-        .await
-        .unwrap();
+    let rem = with_webhook(&server, "dave", &hook.url, Duration::from_secs(300)).await;
     rem.replicate(at("2026-12-06T08:00:00Z")).await.unwrap();
     let o = Options::new("test".into());
 

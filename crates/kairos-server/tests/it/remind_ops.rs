@@ -14,7 +14,7 @@ use kairos_server::remind::webhook::Poster;
 use kairos_server::remind::{Channels, Options, Reminders};
 
 use crate::receiver::{self, Receiver};
-use crate::remind::{NO_TASK, at, database, webhook};
+use crate::remind::{NO_TASK, at, database, webhook, with_webhook};
 use crate::support::{Client, Maker, Server};
 
 pub fn channels() -> Channels {
@@ -119,10 +119,7 @@ async fn a_backlog_drains_by_second_then_priority_then_calendar() {
     ];
     let n = items.len();
     let _dev = account(&server, "alice", items).await;
-    let rem = Reminders::open(&database(&server)).await.unwrap();
-    rem.configure(webhook("alice", &hook.url, Duration::ZERO))
-        .await
-        .unwrap();
+    let rem = with_webhook(&server, "alice", &hook.url, Duration::ZERO).await;
     let round = rem.replicate(at("2030-01-07T08:00:00Z")).await.unwrap();
     assert_eq!(round.deliveries, n, "{round:?}");
     // The server was down: all of them wait at 09:50. Two rows a claim, so

@@ -9,10 +9,8 @@
 
 use std::time::Duration;
 
-use kairos_server::remind::Reminders;
-
 use crate::receiver;
-use crate::remind::{NO_TASK, at, database, webhook};
+use crate::remind::{NO_TASK, at, with_webhook};
 use crate::remind_ops::{account, item};
 use crate::support::Server;
 
@@ -43,10 +41,7 @@ async fn a_claim_reads_no_row_another_instance_holds() {
     let uids = ["e1", "e2", "e3", "e4", "e5", "e6"];
     let items = uids.iter().map(|u| item("c1", u, s, None)).collect();
     let _dev = account(&server, "alice", items).await;
-    let rem = Reminders::open(&database(&server)).await.unwrap();
-    rem.configure(webhook("alice", &hook.url, Duration::ZERO))
-        .await
-        .unwrap();
+    let rem = with_webhook(&server, "alice", &hook.url, Duration::ZERO).await;
     let round = rem.replicate(at("2030-01-07T08:00:00Z")).await.unwrap();
     assert_eq!(round.deliveries, uids.len(), "{round:?}");
     let now = at("2030-01-07T09:50:00Z").timestamp_millis();
@@ -122,10 +117,7 @@ async fn the_next_due_time_reads_one_index_entry() {
         vec![item("c1", "e1", "20300107T100000Z", None)],
     )
     .await;
-    let rem = Reminders::open(&database(&server)).await.unwrap();
-    rem.configure(webhook("alice", &hook.url, Duration::ZERO))
-        .await
-        .unwrap();
+    let rem = with_webhook(&server, "alice", &hook.url, Duration::ZERO).await;
     let round = rem.replicate(at("2030-01-07T08:00:00Z")).await.unwrap();
     assert_eq!(round.deliveries, 1, "{round:?}");
     let c = crate::pg::client(&url).await;

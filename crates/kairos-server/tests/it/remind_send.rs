@@ -15,7 +15,7 @@ use kairos_server::remind::{Channels, Options, Reminders};
 use tokio::process::Command;
 
 use crate::receiver;
-use crate::remind::{NO_TASK, at, database, device_key, series, webhook};
+use crate::remind::{NO_TASK, at, database, device_key, series, webhook, with_webhook};
 use crate::support::{BIN, Maker, Server};
 
 fn channels() -> Channels {
@@ -44,10 +44,7 @@ async fn an_unacknowledged_reminder_is_posted_signed_after_n_minutes_and_an_ackn
     );
     dev.push(&[m.calendar("c1", "Work"), m.op(e1.clone()), m.op(e2.clone())])
         .await;
-    let rem = Reminders::open(&database(&server)).await.unwrap();
-    rem.configure(webhook("alice", &hook.url, Duration::from_secs(300)))
-        .await
-        .unwrap();
+    let rem = with_webhook(&server, "alice", &hook.url, Duration::from_secs(300)).await;
     let round = rem.replicate(at("2026-12-06T08:00:00Z")).await.unwrap();
     assert_eq!(round.deliveries, 2);
 

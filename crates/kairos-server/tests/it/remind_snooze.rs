@@ -8,7 +8,7 @@ use std::time::Duration;
 use kairos_server::remind::{Options, Reminders};
 
 use crate::receiver;
-use crate::remind::{NO_TASK, at, database, device_key, series, webhook};
+use crate::remind::{NO_TASK, at, database, device_key, series, webhook, with_webhook};
 use crate::remind_ops::{account, channels, trail};
 use crate::support::Server;
 
@@ -26,10 +26,7 @@ async fn a_snoozed_reminder_is_sent_n_minutes_after_the_snooze_ends_unless_its_r
     );
     let (k1, k2, k3) = (device_key(&e1), device_key(&e2), device_key(&e3));
     let (mut dev, mut m) = account(&server, "alice", vec![e1, e2, e3]).await;
-    let rem = Reminders::open(&database(&server)).await.unwrap();
-    rem.configure(webhook("alice", &hook.url, Duration::from_secs(300)))
-        .await
-        .unwrap();
+    let rem = with_webhook(&server, "alice", &hook.url, Duration::from_secs(300)).await;
     assert_eq!(
         rem.replicate(at("2026-12-06T08:00:00Z"))
             .await

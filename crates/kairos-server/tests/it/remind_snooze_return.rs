@@ -7,10 +7,10 @@
 
 use std::time::Duration;
 
-use kairos_server::remind::{Options, Reminders};
+use kairos_server::remind::Options;
 
 use crate::receiver;
-use crate::remind::{NO_TASK, at, database, device_key, series, webhook};
+use crate::remind::{NO_TASK, at, device_key, series, with_webhook};
 use crate::remind_ops::{account, channels, trail};
 use crate::support::Server;
 
@@ -22,10 +22,7 @@ async fn a_snooze_after_the_fallback_went_out_sends_it_again_for_the_return() {
     let e1 = series("e1", "20261206T100000Z");
     let k1 = device_key(&e1);
     let (mut dev, mut m) = account(&server, "alice", vec![e1]).await;
-    let rem = Reminders::open(&database(&server)).await.unwrap();
-    rem.configure(webhook("alice", &hook.url, Duration::from_secs(300)))
-        .await
-        .unwrap();
+    let rem = with_webhook(&server, "alice", &hook.url, Duration::from_secs(300)).await;
     assert_eq!(
         rem.replicate(at("2026-12-06T08:00:00Z"))
             .await
@@ -127,10 +124,7 @@ async fn a_snooze_while_the_fallback_is_in_flight_queues_the_return_beside_it() 
     );
     let (k1, k2) = (device_key(&e1), device_key(&e2));
     let (mut dev, mut m) = account(&server, "carol", vec![e1, e2]).await;
-    let rem = Reminders::open(&database(&server)).await.unwrap();
-    rem.configure(webhook("carol", &hook.url, Duration::from_secs(300)))
-        .await
-        .unwrap();
+    let rem = with_webhook(&server, "carol", &hook.url, Duration::from_secs(300)).await;
     rem.replicate(at("2026-12-06T08:00:00Z")).await.unwrap();
     let (ch, o) = (channels(), Options::new("test".into()));
 

@@ -6,11 +6,11 @@
 
 use std::time::Duration;
 
-use kairos_server::remind::{Channel, Fallback, Reminders};
+use kairos_server::remind::{Channel, Fallback};
 use tokio::process::Command;
 
 use crate::receiver;
-use crate::remind::{NO_TASK, database, webhook};
+use crate::remind::{NO_TASK, webhook, with_webhook};
 use crate::remind_mail::Sink;
 use crate::support::{BIN, Server};
 
@@ -21,10 +21,7 @@ async fn each_fallback_gets_a_sample_now_and_a_refusal_is_named() {
     let mut sink = Sink::start_with(&[]).await;
     let server = Server::start(NO_TASK).await;
     let _ = server.device("erin", "laptop").await;
-    let rem = Reminders::open(&database(&server)).await.unwrap();
-    rem.configure(webhook("erin", &hook.url, Duration::from_secs(300)))
-        .await
-        .unwrap();
+    let rem = with_webhook(&server, "erin", &hook.url, Duration::from_secs(300)).await;
     rem.configure(Fallback {
         calendar: "work".into(),
         ..webhook("erin", &refusing.url, Duration::from_secs(60))

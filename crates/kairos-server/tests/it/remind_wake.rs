@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use chrono::Utc;
 use kairos_server::remind::webhook::Poster;
-use kairos_server::remind::{Channels, Options, Reminders};
+use kairos_server::remind::{Channels, Options};
 use tokio::sync::watch;
 
 use crate::receiver;
-use crate::remind::{NO_TASK, database, series, webhook};
+use crate::remind::{NO_TASK, series, with_webhook};
 use crate::support::{Maker, Server, WAIT};
 
 #[tokio::test(flavor = "multi_thread")]
@@ -29,10 +29,7 @@ async fn the_drain_wakes_when_the_next_delivery_is_due_not_a_poll_later() {
         m.op(series("e1", &start.to_string())),
     ])
     .await;
-    let rem = Reminders::open(&database(&server)).await.unwrap();
-    rem.configure(webhook("alice", &hook.url, Duration::ZERO))
-        .await
-        .unwrap();
+    let rem = with_webhook(&server, "alice", &hook.url, Duration::ZERO).await;
     assert_eq!(rem.replicate(Utc::now()).await.unwrap().deliveries, 1);
     let next = rem.next_due().await.unwrap().expect("one pending delivery");
     assert!(next > Utc::now().timestamp_millis(), "not due yet");
