@@ -195,7 +195,7 @@ pub(crate) fn sqlite_apply(c: &Connection, w: &Write, out: &mut Stored) -> Resul
 }
 
 /// The stored acknowledgements of `key` (PostgreSQL).
-pub(crate) async fn pg_acked(
+async fn pg_acked(
     c: &impl GenericClient,
     account: &str,
     key: &str,
